@@ -1,0 +1,29 @@
+// Configuration of the synchronous data-parallel job (see data_parallel_job.hpp).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "models/collective/alpha_beta.hpp"
+#include "sim/core/bytes.hpp"
+#include "sim/core/time.hpp"
+
+namespace lockstep {
+
+struct SlowRank {
+  std::int64_t rank = 0;
+  double slowdown = 0.0;  // extra compute time as a share: 0.1 makes every step 10% longer
+};
+
+struct DataParallelJobConfig {
+  std::int64_t ranks = 0;
+  std::int64_t steps = 0;
+  Duration compute_per_step;  // mean forward + backward time of one rank
+  double compute_jitter = 0.0;  // coefficient of variation of a rank's compute time per step
+  Bytes gradient_size;          // all-reduced once per step
+  AllReduceAlgorithm algorithm = AllReduceAlgorithm::kRing;
+  AlphaBeta all_reduce_cost;
+  std::vector<SlowRank> slow_ranks;
+};
+
+}  // namespace lockstep

@@ -1,0 +1,23 @@
+// The subcommands of the lockstep program. Each takes the arguments after its name and returns the
+// process exit status: 0 done, 1 failure of the environment (I/O), 2 bad input, 3 broken invariant,
+// 130 interrupted.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace lockstep {
+
+namespace exit_code {
+inline constexpr int kOk = 0;
+inline constexpr int kFailure = 1;
+inline constexpr int kBadInput = 2;
+inline constexpr int kInvariant = 3;
+inline constexpr int kInterrupted = 130;
+}  // namespace exit_code
+
+int run_command(const std::vector<std::string>& args);
+int validate_command(const std::vector<std::string>& args);
+int keys_command(const std::vector<std::string>& args);
+
+}  // namespace lockstep

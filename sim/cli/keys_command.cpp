@@ -1,0 +1,23 @@
+#include <iostream>
+
+#include "sim/cli/commands.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace lockstep {
+
+// Prints the key table that scenarios/README.md carries (a test holds the two equal).
+int keys_command(const std::vector<std::string>& args) {
+  if (!args.empty()) {
+    std::cerr << "lockstep keys: takes no arguments\n";
+    return exit_code::kBadInput;
+  }
+  std::cout << "| key | type | default | meaning |\n|---|---|---|---|\n";
+  for (const KeyDoc& key : scenario_keys()) {
+    std::cout << "| `" << key.path << "` | " << key.type << " | "
+              << (key.default_text.empty() ? "" : "`" + key.default_text + "`") << " | "
+              << key.description << " |\n";
+  }
+  return exit_code::kOk;
+}
+
+}  // namespace lockstep

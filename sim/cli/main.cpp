@@ -1,0 +1,63 @@
+// lockstep: discrete-event simulator of AI training clusters.
+#include <H5Cpp.h>
+
+#include <exception>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "sim/cli/commands.hpp"
+#include "sim/core/check.hpp"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: lockstep <command> [arguments]\n"
+    "\n"
+    "commands:\n"
+    "  run [SCENARIO] [-o OUT.h5] [--seed N] [--until TIME] [--set key=value]... [--quiet]\n"
+    "                      run a scenario (default: scenarios/default.yaml) and write HDF5\n"
+    "  validate SCENARIO... [--set key=value]... [--resolved]\n"
+    "                      check scenarios without running them\n"
+    "  keys                list every scenario key with its type and default\n"
+    "\n"
+    "  lockstep <command> --help    options of one command\n"
+    "  lockstep --version           version\n";
+
+int dispatch(const std::string& command, const std::vector<std::string>& rest) {
+  if (command == "run") return lockstep::run_command(rest);
+  if (command == "validate") return lockstep::validate_command(rest);
+  if (command == "keys") return lockstep::keys_command(rest);
+  if (command == "--help" || command == "-h" || command == "help") {
+    std::cout << kUsage;
+    return lockstep::exit_code::kOk;
+  }
+  if (command == "--version") {
+    std::cout << "lockstep " << LOCKSTEP_VERSION << "\n";
+    return lockstep::exit_code::kOk;
+  }
+  std::cerr << "lockstep: unknown command '" << command << "'\n\n" << kUsage;
+  return lockstep::exit_code::kBadInput;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::cerr << kUsage;
+    return lockstep::exit_code::kBadInput;
+  }
+  const std::vector<std::string> rest(argv + 2, argv + argc);
+  try {
+    return dispatch(argv[1], rest);
+  } catch (const lockstep::InvariantViolation& e) {
+    std::cerr << "lockstep: " << e.what() << "\n";
+    return lockstep::exit_code::kInvariant;
+  } catch (const H5::Exception& e) {
+    std::cerr << "lockstep: HDF5 error in " << e.getFuncName() << ": " << e.getDetailMsg() << "\n";
+    return lockstep::exit_code::kFailure;
+  } catch (const std::exception& e) {
+    std::cerr << "lockstep: " << e.what() << "\n";
+    return lockstep::exit_code::kFailure;
+  }
+}

@@ -1,0 +1,29 @@
+#include "sim/cli/scenario_arguments.hpp"
+
+namespace lockstep {
+
+std::filesystem::path default_scenario_path() {
+  return std::filesystem::path(LOCKSTEP_SCENARIO_DIR) / "default.yaml";
+}
+
+void ScenarioArguments::add_to(boost::program_options::options_description& options) {
+  namespace po = boost::program_options;
+  options.add_options()("scenario", po::value(&scenarios_), "scenario file (YAML)")(
+      "set", po::value(&sets_)->composing(),
+      "override a scenario key: --set job.ranks=128 (repeatable)")(
+      "seed", po::value(&seed_), "master seed (same as --set simulation.seed=N)")(
+      "until", po::value(&until_), "stop at this simulated time, e.g. 10s");
+}
+
+std::filesystem::path ScenarioArguments::scenario_path() const {
+  return scenarios_.empty() ? default_scenario_path() : std::filesystem::path(scenarios_.front());
+}
+
+std::vector<std::string> ScenarioArguments::overrides() const {
+  std::vector<std::string> all = sets_;
+  if (!seed_.empty()) all.push_back("simulation.seed=" + seed_);
+  if (!until_.empty()) all.push_back("simulation.until=" + until_);
+  return all;
+}
+
+}  // namespace lockstep

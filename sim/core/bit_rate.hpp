@@ -1,0 +1,41 @@
+// Link and NIC rates as integer bits per second, and the one way to turn bytes into time on a wire.
+// tx_time rounds up to the next picosecond with a 128-bit intermediate: a per-byte constant would
+// accumulate rounding error over a multi-gigabyte transfer, and rounding down would make a link faster
+// than its rate.
+#pragma once
+
+#include <cassert>
+#include <compare>
+#include <cstdint>
+
+#include "sim/core/bytes.hpp"
+#include "sim/core/time.hpp"
+
+namespace lockstep {
+
+class BitRate {
+ public:
+  constexpr BitRate() = default;
+  [[nodiscard]] static constexpr BitRate bps(std::int64_t v) { return BitRate(v); }
+  [[nodiscard]] static constexpr BitRate gbps(std::int64_t v) { return BitRate(v * 1'000'000'000); }
+
+  [[nodiscard]] constexpr std::int64_t bps() const { return bps_; }
+  [[nodiscard]] constexpr double gbps_value() const { return static_cast<double>(bps_) * 1e-9; }
+
+  constexpr auto operator<=>(const BitRate&) const = default;
+
+ private:
+  constexpr explicit BitRate(std::int64_t v) : bps_(v) {}
+  std::int64_t bps_ = 0;
+};
+
+[[nodiscard]] constexpr Duration tx_time(Bytes size, BitRate rate) {
+  assert(rate.bps() > 0 && size.count() >= 0);
+  __extension__ using Wide = unsigned __int128;
+  constexpr Wide kPsPerSecond = 1'000'000'000'000;
+  const Wide numerator = static_cast<Wide>(size.bits()) * kPsPerSecond;
+  const Wide denominator = static_cast<Wide>(rate.bps());
+  return Duration::ps(static_cast<std::int64_t>((numerator + denominator - 1) / denominator));
+}
+
+}  // namespace lockstep

@@ -1,0 +1,29 @@
+#include "sim/core/simulator.hpp"
+
+namespace lockstep {
+
+RunOutcome Simulator::run(Time limit) {
+  stop_requested_ = false;
+  std::uint64_t until_monitor = monitor_period_;
+  while (!queue_.empty()) {
+    if (queue_.top().at > limit) {
+      now_ = limit;
+      return RunOutcome::kReachedLimit;
+    }
+    const Event event = queue_.pop();
+    now_ = event.at;
+    event.fire();
+    ++events_processed_;
+    if (stop_requested_) [[unlikely]] {
+      return RunOutcome::kStopped;
+    }
+    if (monitor_ != nullptr && --until_monitor == 0) [[unlikely]] {
+      until_monitor = monitor_period_;
+      monitor_->on_progress(*this);
+      if (stop_requested_) return RunOutcome::kStopped;
+    }
+  }
+  return RunOutcome::kDrained;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,166 @@
+#include "sim/output/hdf5_output.hpp"
+
+#include <stdexcept>
+#include <string>
+#include <system_error>
+
+namespace lockstep {
+namespace {
+
+constexpr hsize_t kChunkRows = 8192;
+constexpr int kDeflateLevel = 4;
+
+H5::DataType file_type_of(const Column& c) {
+  switch (c.type) {
+    case ColumnType::kInt64:
+      return H5::PredType::STD_I64LE;
+    case ColumnType::kUInt64:
+      return H5::PredType::STD_U64LE;
+    case ColumnType::kFloat64:
+      return H5::PredType::IEEE_F64LE;
+    case ColumnType::kText: {
+      H5::StrType text(H5::PredType::C_S1, c.size);
+      text.setStrpad(H5T_STR_NULLPAD);
+      return text;
+    }
+  }
+  throw std::logic_error("unknown column type");
+}
+
+H5::DataType memory_type_of(const Column& c) {
+  switch (c.type) {
+    case ColumnType::kInt64:
+      return H5::PredType::NATIVE_INT64;
+    case ColumnType::kUInt64:
+      return H5::PredType::NATIVE_UINT64;
+    case ColumnType::kFloat64:
+      return H5::PredType::NATIVE_DOUBLE;
+    case ColumnType::kText:
+      return file_type_of(c);
+  }
+  throw std::logic_error("unknown column type");
+}
+
+// Object headers otherwise record creation and modification times, which would make two identical
+// runs differ byte for byte.
+H5::DSetCreatPropList untimed_chunked_dataset(hsize_t chunk_rows) {
+  H5::DSetCreatPropList properties;
+  properties.setChunk(1, &chunk_rows);
+  properties.setShuffle();
+  properties.setDeflate(kDeflateLevel);
+  H5Pset_obj_track_times(properties.getId(), 0);
+  return properties;
+}
+
+class Hdf5TableSink final : public TableSink {
+ public:
+  Hdf5TableSink(H5::H5File& file, const TableLayout& layout) : memory_type_(layout.row_size) {
+    std::size_t packed_size = 0;
+    for (const Column& c : layout.columns) packed_size += c.size;
+    H5::CompType file_type(packed_size);
+    std::size_t packed_offset = 0;
+    for (const Column& c : layout.columns) {
+      memory_type_.insertMember(c.name, c.offset, memory_type_of(c));
+      file_type.insertMember(c.name, packed_offset, file_type_of(c));
+      packed_offset += c.size;
+    }
+    const hsize_t initial = 0;
+    const hsize_t unlimited = H5S_UNLIMITED;
+    const H5::DataSpace space(1, &initial, &unlimited);
+    dataset_ = file.createDataSet(layout.name, file_type, space, untimed_chunked_dataset(kChunkRows));
+  }
+
+  void write_rows(const std::byte* rows, std::size_t count) override {
+    const hsize_t added = count;
+    const hsize_t total = rows_ + added;
+    dataset_.extend(&total);
+    H5::DataSpace file_space = dataset_.getSpace();
+    file_space.selectHyperslab(H5S_SELECT_SET, &added, &rows_);
+    const H5::DataSpace memory_space(1, &added);
+    dataset_.write(rows, memory_type_, memory_space, file_space);
+    rows_ = total;
+  }
+
+ private:
+  H5::CompType memory_type_;
+  H5::DataSet dataset_;
+  hsize_t rows_ = 0;
+};
+
+H5::H5File create_untimed_file(const std::filesystem::path& path) {
+  H5::Exception::dontPrint();
+  try {
+    return H5::H5File(path.string(), H5F_ACC_TRUNC);
+  } catch (const H5::Exception&) {
+    throw std::runtime_error("cannot create output file '" + path.string() + "'");
+  }
+}
+
+H5::Group create_untimed_group(H5::H5File& file, const std::string& name) {
+  const hid_t group_properties = H5Pcreate(H5P_GROUP_CREATE);
+  H5Pset_obj_track_times(group_properties, 0);
+  const hid_t id = H5Gcreate2(file.getId(), name.c_str(), H5P_DEFAULT, group_properties, H5P_DEFAULT);
+  H5Pclose(group_properties);
+  if (id < 0) throw std::runtime_error("cannot create group " + name);
+  return H5::Group(id);
+}
+
+H5::DSetCreatPropList untimed_scalar_dataset() {
+  H5::DSetCreatPropList properties;
+  H5Pset_obj_track_times(properties.getId(), 0);
+  return properties;
+}
+
+}  // namespace
+
+Hdf5Output::Hdf5Output(std::filesystem::path final_path)
+    : final_path_(std::move(final_path)),
+      temporary_path_(final_path_.string() + ".partial"),
+      file_(create_untimed_file(temporary_path_)),
+      meta_(create_untimed_group(file_, "/meta")) {}
+
+Hdf5Output::~Hdf5Output() {
+  if (committed_) return;
+  try {
+    meta_.close();
+    file_.close();
+  } catch (const H5::Exception&) {  // closing is best effort; the file is being discarded
+  }
+  std::error_code ignored;
+  std::filesystem::remove(temporary_path_, ignored);
+}
+
+std::unique_ptr<TableSink> Hdf5Output::open_table(const TableLayout& layout) {
+  return std::make_unique<Hdf5TableSink>(file_, layout);
+}
+
+void Hdf5Output::write_meta_text(std::string_view name, std::string_view text) {
+  // An empty fixed-length string type is invalid in HDF5, so empty text is stored as one NUL.
+  H5::StrType type(H5::PredType::C_S1, text.empty() ? 1 : text.size());
+  type.setStrpad(H5T_STR_NULLPAD);
+  H5::DataSet dataset =
+      meta_.createDataSet(std::string(name), type, H5::DataSpace(), untimed_scalar_dataset());
+  const std::string padded = text.empty() ? std::string(1, '\0') : std::string(text);
+  dataset.write(padded.data(), type);
+}
+
+void Hdf5Output::write_meta_integer(std::string_view name, std::int64_t value) {
+  H5::DataSet dataset = meta_.createDataSet(std::string(name), H5::PredType::STD_I64LE,
+                                            H5::DataSpace(), untimed_scalar_dataset());
+  dataset.write(&value, H5::PredType::NATIVE_INT64);
+}
+
+void Hdf5Output::commit() {
+  meta_.close();
+  file_.flush(H5F_SCOPE_GLOBAL);
+  file_.close();
+  std::error_code error;
+  std::filesystem::rename(temporary_path_, final_path_, error);
+  if (error) {
+    throw std::runtime_error("cannot move '" + temporary_path_.string() + "' to '" +
+                             final_path_.string() + "': " + error.message());
+  }
+  committed_ = true;
+}
+
+}  // namespace lockstep

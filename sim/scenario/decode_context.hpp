@@ -1,0 +1,38 @@
+// State shared while one scenario is decoded: the file name for messages, the diagnostics being
+// collected, and which key paths came from --set (their values have no place in the file, so messages
+// about them name the --set argument instead).
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <map>
+#include <string>
+
+#include "sim/scenario/diagnostics.hpp"
+
+namespace lockstep {
+
+class DecodeContext {
+ public:
+  DecodeContext(std::string file, Diagnostics& diagnostics) : file_(std::move(file)), diagnostics_(diagnostics) {}
+
+  // `argument` is the whole "key.path=value" text given to --set.
+  void note_override(std::string key_path, std::string argument) {
+    overrides_[std::move(key_path)] = std::move(argument);
+  }
+
+  [[nodiscard]] std::size_t error_count() const { return diagnostics_.all().size(); }
+
+  void error(const YAML::Node& node, const std::string& key_path, std::string message) {
+    diagnostics_.add(where(node, key_path), key_path, std::move(message));
+  }
+
+ private:
+  [[nodiscard]] std::string where(const YAML::Node& node, const std::string& key_path) const;
+
+  std::string file_;
+  Diagnostics& diagnostics_;
+  std::map<std::string, std::string> overrides_;
+};
+
+}  // namespace lockstep

@@ -1,0 +1,64 @@
+#include "sim/scenario/job_schema.hpp"
+
+#include <bit>
+#include <string>
+
+namespace lockstep {
+namespace {
+
+Schema<AlphaBeta> all_reduce_cost_schema() {
+  Schema<AlphaBeta> s;
+  s.value("latency", &AlphaBeta::alpha, "10us", "latency of one step of the collective (alpha)")
+      .value("bandwidth", &AlphaBeta::bandwidth, "400Gbps",
+             "per-rank bandwidth of the collective (1/beta)", above(BitRate::bps(0)));
+  return s;
+}
+
+Schema<SlowRank> slow_rank_schema() {
+  Schema<SlowRank> s;
+  s.value("rank", &SlowRank::rank, std::nullopt, "which rank is slow", at_least<std::int64_t>(0))
+      .value("slowdown", &SlowRank::slowdown, std::nullopt,
+             "extra compute time per step, e.g. 10% (a thermally throttled GPU)", at_least(0.0));
+  return s;
+}
+
+}  // namespace
+
+Schema<DataParallelJobConfig> job_schema() {
+  using Job = DataParallelJobConfig;
+  Schema<Job> s;
+  s.value("ranks", &Job::ranks, "64", "data-parallel ranks", at_least<std::int64_t>(1))
+      .value("steps", &Job::steps, "20", "training steps to run", at_least<std::int64_t>(1))
+      .value("compute_per_step", &Job::compute_per_step, "400ms",
+             "mean forward + backward time of one rank per step", above(Duration()))
+      .value("compute_jitter", &Job::compute_jitter, "2%",
+             "coefficient of variation of a rank's compute time per step (log-normal)",
+             at_least(0.0))
+      .value("gradient_size", &Job::gradient_size, "2.6GB", "gradient bytes all-reduced per step",
+             at_least(Bytes()))
+      .choice("algorithm", &Job::algorithm,
+              {{"ring", AllReduceAlgorithm::kRing},
+               {"recursive_doubling", AllReduceAlgorithm::kRecursiveDoubling},
+               {"rabenseifner", AllReduceAlgorithm::kRabenseifner}},
+              "ring", "all-reduce algorithm; the recursive ones need a power-of-two rank count")
+      .section("all_reduce", &Job::all_reduce_cost, all_reduce_cost_schema(),
+               "alpha-beta cost of the gradient all-reduce")
+      .list("slow_ranks", &Job::slow_ranks, slow_rank_schema(), "ranks whose compute is slower")
+      .check([](const Job& job, const Schema<Job>::Checker& report) {
+        if (needs_power_of_two_ranks(job.algorithm) &&
+            !std::has_single_bit(static_cast<std::uint64_t>(job.ranks))) {
+          report.error("ranks", std::to_string(job.ranks) +
+                                    " ranks: the chosen algorithm needs a power of two");
+        }
+        for (std::size_t i = 0; i < job.slow_ranks.size(); ++i) {
+          if (job.slow_ranks[i].rank >= job.ranks) {
+            report.error("slow_ranks[" + std::to_string(i) + "].rank",
+                         "rank " + std::to_string(job.slow_ranks[i].rank) +
+                             " does not exist (ranks: " + std::to_string(job.ranks) + ")");
+          }
+        }
+      });
+  return s;
+}
+
+}  // namespace lockstep

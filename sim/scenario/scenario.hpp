@@ -1,0 +1,49 @@
+// A scenario: the whole configuration of one run, decoded from YAML once, before time zero, into plain
+// structs that the components own. Nothing downstream sees YAML.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/workload/data_parallel_job_config.hpp"
+#include "sim/core/time.hpp"
+#include "sim/scenario/diagnostics.hpp"
+#include "sim/scenario/schema.hpp"
+
+namespace lockstep {
+
+struct SimulationConfig {
+  std::uint64_t seed = 0;
+  std::optional<Duration> until;
+};
+
+struct Scenario {
+  SimulationConfig simulation;
+  DataParallelJobConfig job;
+};
+
+struct LoadedScenario {
+  Scenario scenario;
+  std::string resolved_yaml;  // every key with its effective value: running it reproduces the run
+};
+
+struct ScenarioLoad {
+  std::optional<LoadedScenario> loaded;  // empty when there are diagnostics
+  Diagnostics diagnostics;
+};
+
+// `overrides` are "key.path=value" strings as given to --set; the value is YAML.
+[[nodiscard]] ScenarioLoad load_scenario_file(const std::filesystem::path& path,
+                                              const std::vector<std::string>& overrides);
+// `name` stands for the file in messages.
+[[nodiscard]] ScenarioLoad load_scenario_text(std::string_view text, const std::string& name,
+                                              const std::vector<std::string>& overrides);
+
+// Every key a scenario may hold, in declaration order.
+[[nodiscard]] std::vector<KeyDoc> scenario_keys();
+
+}  // namespace lockstep
