@@ -35,8 +35,8 @@ DataParallelJob::DataParallelJob(Simulator& sim, const DataParallelJobConfig& co
                                  std::uint64_t seed, RecordBackend& output)
     : sim_(sim),
       config_(config),
-      all_reduce_duration_(all_reduce_time(config.algorithm, config.ranks, config.gradient_size,
-                                           config.all_reduce_cost)),
+      all_reduce_duration_(all_reduce_time(config.all_reduce.algorithm, config.ranks,
+                                           config.gradient_size, config.all_reduce.cost())),
       compute_stretch_(static_cast<std::size_t>(config.ranks), 1.0),
       compute_end_(static_cast<std::size_t>(config.ranks)),
       ops_(output, op_layout()),

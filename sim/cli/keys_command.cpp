@@ -4,6 +4,15 @@
 #include "sim/scenario/scenario.hpp"
 
 namespace lockstep {
+namespace {
+
+// Defaults are values, quoted as code; the words for "no default" are not.
+std::string documented_default(const std::string& text) {
+  if (text.empty() || text == "required" || text == "none" || text == "empty") return text;
+  return "`" + text + "`";
+}
+
+}  // namespace
 
 // Prints the key table that scenarios/README.md carries (a test holds the two equal).
 int keys_command(const std::vector<std::string>& args) {
@@ -14,7 +23,7 @@ int keys_command(const std::vector<std::string>& args) {
   std::cout << "| key | type | default | meaning |\n|---|---|---|---|\n";
   for (const KeyDoc& key : scenario_keys()) {
     std::cout << "| `" << key.path << "` | " << key.type << " | "
-              << (key.default_text.empty() ? "" : "`" + key.default_text + "`") << " | "
+              << documented_default(key.default_text) << " | "
               << key.description << " |\n";
   }
   return exit_code::kOk;

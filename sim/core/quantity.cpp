@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <tuple>
 
 namespace lockstep {
 namespace {
@@ -187,16 +188,27 @@ std::string exact_ratio(std::int64_t value, std::int64_t divisor) {
   return out;
 }
 
-// Shortest spelling among the units the value reaches; ties go to the larger unit.
-std::string shortest(std::int64_t value, std::span<const Unit> units) {
+// The spelling a person reads most easily: few decimals (at most three), then a number between 1 and
+// 999 in its unit, then the shortest text; ties go to the larger unit. Always exact.
+std::string readable(std::int64_t value, std::span<const Unit> units) {
   const bool negative = value < 0;
   const std::int64_t magnitude = negative ? -value : value;
   std::string best;
+  std::tuple<bool, bool, std::size_t> best_rank{true, true, 0};
   for (const Unit& u : units) {
     if (magnitude < u.base_per_unit && !(magnitude == 0 && u.base_per_unit == 1)) continue;
     if (u.prefer_whole && magnitude % u.base_per_unit != 0) continue;
-    std::string candidate = exact_ratio(magnitude, u.base_per_unit) + std::string(u.symbol);
-    if (best.empty() || candidate.size() <= best.size()) best = std::move(candidate);
+    const std::string number = exact_ratio(magnitude, u.base_per_unit);
+    const std::size_t point = number.find('.');
+    const std::size_t decimals = point == std::string::npos ? 0 : number.size() - point - 1;
+    const std::size_t whole_digits = point == std::string::npos ? number.size() : point;
+    std::string candidate = number + std::string(u.symbol);
+    const std::tuple<bool, bool, std::size_t> rank{decimals > 3, whole_digits > 3,
+                                                   candidate.size()};
+    if (best.empty() || rank <= best_rank) {
+      best = std::move(candidate);
+      best_rank = rank;
+    }
   }
   return negative ? "-" + best : best;
 }
@@ -243,9 +255,9 @@ Parsed<BitRate> parse_bit_rate(std::string_view text) {
   return {BitRate::bps(*bps.value), {}};
 }
 
-std::string format(Duration d) { return shortest(d.ps(), kDurationUnits); }
+std::string format(Duration d) { return readable(d.ps(), kDurationUnits); }
 std::string format(Time t) { return format(t.since_start()); }
-std::string format(Bytes b) { return shortest(b.count(), kByteUnits); }
-std::string format(BitRate r) { return shortest(r.bps(), kRatePrintUnits); }
+std::string format(Bytes b) { return readable(b.count(), kByteUnits); }
+std::string format(BitRate r) { return readable(r.bps(), kRatePrintUnits); }
 
 }  // namespace lockstep

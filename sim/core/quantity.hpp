@@ -28,7 +28,8 @@ struct Parsed {
 [[nodiscard]] Parsed<Bytes> parse_bytes(std::string_view text);
 [[nodiscard]] Parsed<BitRate> parse_bit_rate(std::string_view text);
 
-// The shortest exact spelling; parsing it back gives the same value.
+// An exact spelling that reads well ("1.5us", "4KiB", "400Gbps"); parsing it back gives the
+// same value.
 [[nodiscard]] std::string format(Duration d);
 [[nodiscard]] std::string format(Time t);
 [[nodiscard]] std::string format(Bytes b);

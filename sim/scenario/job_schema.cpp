@@ -6,10 +6,16 @@
 namespace lockstep {
 namespace {
 
-Schema<AlphaBeta> all_reduce_cost_schema() {
-  Schema<AlphaBeta> s;
-  s.value("latency", &AlphaBeta::alpha, "10us", "latency of one step of the collective (alpha)")
-      .value("bandwidth", &AlphaBeta::bandwidth, "400Gbps",
+Schema<GradientAllReduce> all_reduce_schema() {
+  Schema<GradientAllReduce> s;
+  s.choice("algorithm", &GradientAllReduce::algorithm,
+           {{"ring", AllReduceAlgorithm::kRing},
+            {"recursive_doubling", AllReduceAlgorithm::kRecursiveDoubling},
+            {"rabenseifner", AllReduceAlgorithm::kRabenseifner}},
+           "ring", "the recursive algorithms need a power-of-two rank count")
+      .value("latency", &GradientAllReduce::latency, "10us",
+             "latency of one step of the collective (alpha)")
+      .value("bandwidth", &GradientAllReduce::bandwidth, "400Gbps",
              "per-rank bandwidth of the collective (1/beta)", above(BitRate::bps(0)));
   return s;
 }
@@ -36,19 +42,14 @@ Schema<DataParallelJobConfig> job_schema() {
              at_least(0.0))
       .value("gradient_size", &Job::gradient_size, "2.6GB", "gradient bytes all-reduced per step",
              at_least(Bytes()))
-      .choice("algorithm", &Job::algorithm,
-              {{"ring", AllReduceAlgorithm::kRing},
-               {"recursive_doubling", AllReduceAlgorithm::kRecursiveDoubling},
-               {"rabenseifner", AllReduceAlgorithm::kRabenseifner}},
-              "ring", "all-reduce algorithm; the recursive ones need a power-of-two rank count")
-      .section("all_reduce", &Job::all_reduce_cost, all_reduce_cost_schema(),
-               "alpha-beta cost of the gradient all-reduce")
+      .section("all_reduce", &Job::all_reduce, all_reduce_schema(),
+               "the gradient all-reduce, priced by the alpha-beta model")
       .list("slow_ranks", &Job::slow_ranks, slow_rank_schema(), "ranks whose compute is slower")
       .check([](const Job& job, const Schema<Job>::Checker& report) {
-        if (needs_power_of_two_ranks(job.algorithm) &&
+        if (needs_power_of_two_ranks(job.all_reduce.algorithm) &&
             !std::has_single_bit(static_cast<std::uint64_t>(job.ranks))) {
           report.error("ranks", std::to_string(job.ranks) +
-                                    " ranks: the chosen algorithm needs a power of two");
+                                    " ranks: the chosen all-reduce algorithm needs a power of two");
         }
         for (std::size_t i = 0; i < job.slow_ranks.size(); ++i) {
           if (job.slow_ranks[i].rank >= job.ranks) {

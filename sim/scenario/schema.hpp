@@ -122,7 +122,7 @@ class Schema {
         return;
       }
       if (present && !node.IsScalar()) {
-        context.error(node, path, "expected a " + std::string(Codec<Value>::kTypeName));
+        context.error(node, path, "expected a single value (" + std::string(Codec<Value>::kTypeName) + ")");
         return;
       }
       const Parsed<Value> parsed = Codec<Value>::parse(present ? node.Scalar() : *default_text);
@@ -188,7 +188,7 @@ class Schema {
         if (value == config.*member) emitter << YAML::Key << name << YAML::Value << option;
       }
     };
-    const std::string type = "one of " + join(words_of(options), " | ");
+    const std::string type = "one of " + join(words_of(options), ", ");
     f.document = [=](const std::string& path, std::vector<KeyDoc>& out) {
       out.push_back(KeyDoc{path, type, default_text, description});
     };

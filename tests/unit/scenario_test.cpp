@@ -1,0 +1,165 @@
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "sim/scenario/scenario.hpp"
+
+namespace doctest {
+template <>
+struct StringMaker<std::vector<std::string>> {
+  static String convert(const std::vector<std::string>& lines) {
+    std::string out = "\n";
+    for (const std::string& line : lines) out += "  " + line + "\n";
+    return String(out.c_str());
+  }
+};
+}  // namespace doctest
+
+namespace lockstep {
+namespace {
+
+std::vector<std::string> problems(const std::string& yaml,
+                                  const std::vector<std::string>& overrides = {}) {
+  const ScenarioLoad load = load_scenario_text(yaml, "s.yaml", overrides);
+  std::vector<std::string> out;
+  for (const Diagnostic& d : load.diagnostics.all()) out.push_back(d.to_string());
+  CHECK(load.loaded.has_value() == out.empty());
+  return out;
+}
+
+Scenario scenario(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
+  ScenarioLoad load = load_scenario_text(yaml, "s.yaml", overrides);
+  REQUIRE(load.diagnostics.empty());
+  return load.loaded->scenario;
+}
+
+using Lines = std::vector<std::string>;
+
+TEST_CASE("an empty scenario takes every default") {
+  const Scenario s = scenario("");
+  CHECK(s.simulation.seed == 1);
+  CHECK_FALSE(s.simulation.until.has_value());
+  CHECK(s.job.ranks == 64);
+  CHECK(s.job.compute_per_step == Duration::ms(400));
+  CHECK(s.job.compute_jitter == doctest::Approx(0.02));
+  CHECK(s.job.gradient_size == Bytes(2'600'000'000));
+  CHECK(s.job.all_reduce.bandwidth == BitRate::gbps(400));
+  CHECK(s.job.slow_ranks.empty());
+}
+
+TEST_CASE("values with units, percentages and lists decode into the config") {
+  const Scenario s = scenario(
+      "simulation: {seed: 7, until: 2.5s}\n"
+      "job:\n"
+      "  ranks: 8\n"
+      "  all_reduce: {algorithm: rabenseifner, latency: 1.5us, bandwidth: 900GB/s}\n"
+      "  slow_ranks:\n"
+      "    - {rank: 3, slowdown: 12.5%}\n"
+      "    - {rank: 5, slowdown: 0.5}\n");
+  CHECK(s.simulation.seed == 7);
+  CHECK(*s.simulation.until == Duration::ms(2'500));
+  CHECK(s.job.all_reduce.algorithm == AllReduceAlgorithm::kRabenseifner);
+  CHECK(s.job.all_reduce.latency == Duration::ns(1'500));
+  CHECK(s.job.all_reduce.bandwidth.bps() == 7'200'000'000'000);
+  REQUIRE(s.job.slow_ranks.size() == 2);
+  CHECK(s.job.slow_ranks[0].slowdown == doctest::Approx(0.125));
+  CHECK(s.job.slow_ranks[1].rank == 5);
+}
+
+TEST_CASE("an unknown key names the nearest valid one") {
+  CHECK(problems("job:\n  rnaks: 8\n") ==
+        Lines{"s.yaml:2:3: job.rnaks: unknown key (did you mean 'ranks'?)"});
+  CHECK(problems("simulation:\n  flux_capacitor: 1\n") ==
+        Lines{"s.yaml:2:3: simulation.flux_capacitor: unknown key (valid keys: seed, until)"});
+}
+
+TEST_CASE("a bare number where a unit is needed is an error") {
+  CHECK(problems("job:\n  compute_per_step: 400\n") ==
+        Lines{"s.yaml:2:21: job.compute_per_step: '400' needs a unit (e.g. 600ns, 1.5us, 10min)"});
+  CHECK(problems("job:\n  all_reduce:\n    bandwidth: 400\n") ==
+        Lines{"s.yaml:3:16: job.all_reduce.bandwidth: '400' needs a unit (e.g. 400Gbps, 900GB/s)"});
+}
+
+TEST_CASE("every problem in a scenario is reported in one pass") {
+  CHECK(problems("job:\n"
+                 "  ranks: many\n"
+                 "  steps: 0\n"
+                 "  gradient_size: 2.6 gigabytes\n"
+                 "  all_reduce: {algorithm: rign}\n"
+                 "  colour: blue\n") ==
+        Lines{
+            "s.yaml:6:3: job.colour: unknown key (valid keys: ranks, steps, compute_per_step, "
+            "compute_jitter, gradient_size, all_reduce, slow_ranks)",
+            "s.yaml:2:10: job.ranks: 'many' is not a whole number",
+            "s.yaml:3:10: job.steps: must be at least 1",
+            "s.yaml:4:18: job.gradient_size: '2.6 gigabytes': unknown size unit 'gigabytes' (use "
+            "one of B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)",
+            "s.yaml:5:27: job.all_reduce.algorithm: 'rign' is not one of ring, recursive_doubling, "
+            "rabenseifner (did you mean 'ring'?)",
+        });
+}
+
+TEST_CASE("values of the wrong shape are rejected") {
+  CHECK(problems("job: 5\n") == Lines{"s.yaml:1:6: job: expected a mapping of keys"});
+  CHECK(problems("job:\n  ranks: [1, 2]\n") ==
+        Lines{"s.yaml:2:10: job.ranks: expected a single value (integer)"});
+  CHECK(problems("job:\n  slow_ranks: {rank: 1}\n") ==
+        Lines{"s.yaml:2:15: job.slow_ranks: expected a list"});
+}
+
+TEST_CASE("list items report missing keys and bad values with their index") {
+  CHECK(problems("job:\n  slow_ranks:\n    - rank: 3\n    - {rank: -1, slowdown: 1%}\n") ==
+        Lines{"s.yaml:3:7: job.slow_ranks[0].slowdown: required key is missing",
+              "s.yaml:4:14: job.slow_ranks[1].rank: must be at least 0"});
+}
+
+TEST_CASE("rules across keys point at the key that breaks them") {
+  CHECK(problems("job:\n  ranks: 8\n  slow_ranks:\n    - {rank: 8, slowdown: 5%}\n") ==
+        Lines{"s.yaml:4:14: job.slow_ranks[0].rank: rank 8 does not exist (ranks: 8)"});
+  CHECK(problems("job:\n  ranks: 12\n  all_reduce: {algorithm: recursive_doubling}\n") ==
+        Lines{"s.yaml:2:10: job.ranks: 12 ranks: the chosen all-reduce algorithm needs a power of two"});
+}
+
+TEST_CASE("a YAML syntax error gives its line and column") {
+  CHECK(problems("job:\n  ranks: [8\n") ==
+        Lines{"s.yaml:3:1: end of sequence flow not found"});
+}
+
+TEST_CASE("--set overrides any key, and problems in it name the argument") {
+  const Scenario s = scenario("job:\n  ranks: 8\n",
+                              {"job.ranks=32", "job.all_reduce.latency=2us", "simulation.seed=9"});
+  CHECK(s.job.ranks == 32);
+  CHECK(s.job.all_reduce.latency == Duration::us(2));
+  CHECK(s.simulation.seed == 9);
+  CHECK(scenario("", {"job.slow_ranks=[{rank: 1, slowdown: 3%}]"}).job.slow_ranks.size() == 1);
+
+  CHECK(problems("", {"job.ranks=abc"}) ==
+        Lines{"--set job.ranks=abc: job.ranks: 'abc' is not a whole number"});
+  CHECK(problems("", {"job.rnaks=3"}) ==
+        Lines{"--set job.rnaks=3: job.rnaks: unknown key (did you mean 'ranks'?)"});
+  CHECK(problems("", {"job.ranks"}) == Lines{"--set job.ranks: expected key.path=value"});
+  CHECK(problems("", {"job..ranks=3"}) ==
+        Lines{"--set job..ranks=3: job..ranks: empty key in path"});
+}
+
+TEST_CASE("the resolved scenario decodes to itself") {
+  const ScenarioLoad first = load_scenario_text(
+      "job:\n  ranks: 8\n  slow_ranks: [{rank: 2, slowdown: 10%}]\n", "s.yaml", {"simulation.until=3s"});
+  REQUIRE(first.loaded);
+  const ScenarioLoad second = load_scenario_text(first.loaded->resolved_yaml, "resolved.yaml", {});
+  REQUIRE(second.loaded);
+  CHECK(second.loaded->resolved_yaml == first.loaded->resolved_yaml);
+  CHECK(second.loaded->scenario.job.slow_ranks[0].slowdown == doctest::Approx(0.1));
+  CHECK(*second.loaded->scenario.simulation.until == Duration::s(3));
+}
+
+TEST_CASE("a missing scenario file is reported by name") {
+  const ScenarioLoad load = load_scenario_file("/nonexistent/s.yaml", {});
+  REQUIRE(load.diagnostics.all().size() == 1);
+  CHECK(load.diagnostics.all()[0].to_string() ==
+        "/nonexistent/s.yaml: cannot read the scenario file");
+}
+
+}  // namespace
+}  // namespace lockstep
