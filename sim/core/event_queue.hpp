@@ -1,10 +1,21 @@
-// The pending-event set: a 4-ary min-heap of small value events in one vector, ordered by
-// (time, phase, insertion sequence). Ties at one time run lowest phase first, then in the order they
-// were scheduled, so a run never depends on heap layout. After the vector has grown to the largest
-// pending count (warm-up), pushing and popping allocate nothing. A 4-ary heap halves the depth of a
-// binary one and its four children share cache lines, which is what dominates at 10^4+ pending events.
+// The pending-event set, ordered by (time, phase, insertion sequence): ties at one time run lowest
+// phase first, then in the order they were scheduled, so a run never depends on container layout.
+//
+// It is a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, J. ACM 1990), which fits discrete-event
+// simulation because no event is ever scheduled before the last one taken out. Bucket b holds the events
+// whose time first differs from that last time in bit b-1; bucket 0 holds the events at exactly that
+// time, kept as a small binary heap on (phase, sequence). Taking out an event empties bucket 0 first;
+// when it is empty, the lowest non-empty bucket is found with one bit scan and its events are spread
+// into lower buckets around the new minimum. Each event moves down at most 64 times in its life and
+// typically a few, so the cost per event barely grows with the number pending: measured here, 2x a
+// 4-ary heap at 10^4 pending and 5x at 10^6 (tests/bench/event_queue_bench). Events are 40-byte values
+// in vectors that keep their capacity, so once warmed up, pushing and popping allocate nothing.
 #pragma once
 
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -37,63 +48,73 @@ struct Event {
 
 class EventQueue {
  public:
-  [[nodiscard]] bool empty() const { return heap_.empty(); }
-  [[nodiscard]] std::size_t size() const { return heap_.size(); }
-  [[nodiscard]] const Event& top() const { return heap_.front(); }
-  void reserve(std::size_t n) { heap_.reserve(n); }
+  [[nodiscard]] bool empty() const { return size_ == 0; }
+  [[nodiscard]] std::size_t size() const { return size_; }
 
-  void push(Time at, Phase phase, EventFn fn, void* target, std::uint64_t arg) {
-    const std::uint64_t order =
-        (static_cast<std::uint64_t>(phase) << Event::kSequenceBits) | next_sequence_++;
-    heap_.push_back(Event{at, order, fn, target, arg});
-    sift_up(heap_.size() - 1);
+  // Time of the earliest event; the queue must not be empty.
+  [[nodiscard]] Time next_time() {
+    settle();
+    return buckets_[0].front().at;
   }
 
-  // Removes and returns the earliest event.
+  // `at` must not precede the time of the last event popped.
+  void push(Time at, Phase phase, EventFn fn, void* target, std::uint64_t arg) {
+    assert(at.ps() >= base_);
+    const std::uint64_t order =
+        (static_cast<std::uint64_t>(phase) << Event::kSequenceBits) | next_sequence_++;
+    const int b = bucket_of(at.ps());
+    buckets_[static_cast<std::size_t>(b)].push_back(Event{at, order, fn, target, arg});
+    if (b == 0) {
+      std::push_heap(buckets_[0].begin(), buckets_[0].end(), LaterInOrder{});
+    } else {
+      occupied_ |= std::uint64_t{1} << (b - 1);
+    }
+    ++size_;
+  }
+
+  // Removes and returns the earliest event; the queue must not be empty.
   Event pop() {
-    Event earliest = heap_.front();
-    const Event last = heap_.back();
-    heap_.pop_back();
-    if (!heap_.empty()) sift_down_from_root(last);
+    settle();
+    std::vector<Event>& now = buckets_[0];
+    if (now.size() > 1) std::pop_heap(now.begin(), now.end(), LaterInOrder{});
+    const Event earliest = now.back();
+    now.pop_back();
+    --size_;
     return earliest;
   }
 
  private:
-  static bool before(const Event& a, const Event& b) {
-    return a.at < b.at || (a.at == b.at && a.order < b.order);
+  struct LaterInOrder {
+    bool operator()(const Event& a, const Event& b) const { return a.order > b.order; }
+  };
+
+  [[nodiscard]] int bucket_of(std::int64_t time) const {
+    return 64 - std::countl_zero(static_cast<std::uint64_t>(time ^ base_));
   }
 
-  void sift_up(std::size_t hole) {
-    const Event moving = heap_[hole];
-    while (hole > 0) {
-      const std::size_t parent = (hole - 1) / 4;
-      if (!before(moving, heap_[parent])) break;
-      heap_[hole] = heap_[parent];
-      hole = parent;
+  // Makes bucket 0 hold the earliest events, if it does not already.
+  void settle() {
+    assert(size_ > 0);
+    if (!buckets_[0].empty()) return;
+    const int lowest = std::countr_zero(occupied_) + 1;
+    occupied_ &= occupied_ - 1;
+    std::vector<Event>& spread = buckets_[static_cast<std::size_t>(lowest)];
+    std::int64_t minimum = spread.front().at.ps();
+    for (const Event& e : spread) minimum = std::min(minimum, e.at.ps());
+    base_ = minimum;
+    for (const Event& e : spread) {
+      const int b = bucket_of(e.at.ps());
+      buckets_[static_cast<std::size_t>(b)].push_back(e);
+      if (b != 0) occupied_ |= std::uint64_t{1} << (b - 1);
     }
-    heap_[hole] = moving;
+    spread.clear();
+    std::make_heap(buckets_[0].begin(), buckets_[0].end(), LaterInOrder{});
   }
 
-  // Places `moving` (the former last element) starting from an empty root.
-  void sift_down_from_root(const Event& moving) {
-    const std::size_t n = heap_.size();
-    std::size_t hole = 0;
-    while (true) {
-      const std::size_t first_child = 4 * hole + 1;
-      if (first_child >= n) break;
-      std::size_t best = first_child;
-      const std::size_t end = first_child + 4 < n ? first_child + 4 : n;
-      for (std::size_t c = first_child + 1; c < end; ++c) {
-        if (before(heap_[c], heap_[best])) best = c;
-      }
-      if (!before(heap_[best], moving)) break;
-      heap_[hole] = heap_[best];
-      hole = best;
-    }
-    heap_[hole] = moving;
-  }
-
-  std::vector<Event> heap_;
+  std::array<std::vector<Event>, 65> buckets_;
+  std::uint64_t occupied_ = 0;  // bit b-1 set when bucket b (b >= 1) holds events
+  std::int64_t base_ = 0;       // time of the events in bucket 0
+  std::size_t size_ = 0;
   std::uint64_t next_sequence_ = 0;
 };
 

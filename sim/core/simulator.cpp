@@ -6,7 +6,7 @@ RunOutcome Simulator::run(Time limit) {
   stop_requested_ = false;
   std::uint64_t until_monitor = monitor_period_;
   while (!queue_.empty()) {
-    if (queue_.top().at > limit) {
+    if (queue_.next_time() > limit) {
       now_ = limit;
       return RunOutcome::kReachedLimit;
     }

@@ -135,7 +135,6 @@ class Simulator {
     monitor_period_ = period_events == 0 ? 1 : period_events;
   }
 
-  void reserve_events(std::size_t n) { queue_.reserve(n); }
 
  private:
   EventQueue queue_;

@@ -55,7 +55,6 @@ class HoldModel {
 double lockstep_rate(std::size_t pending, std::uint64_t events,
                      const std::vector<std::int64_t>& inc) {
   Simulator sim;
-  sim.reserve_events(pending + 1);
   HoldModel model(sim, inc, events);
   for (std::size_t i = 0; i < pending; ++i) {
     sim.schedule<&HoldModel::fire>(Time::from_ps(inc[i % inc.size()]), &model);

@@ -47,7 +47,7 @@ TEST_CASE("adding a stream or drawing from another does not change a stream's dr
   CHECK(interleaved == reference);
 }
 
-TEST_CASE("uniform draws lie in [0, 1) with the right mean and variance") {
+TEST_CASE("uniform draws lie from 0 up to but excluding 1, with the right mean and variance") {
   RandomStream s(1);
   const int n = 200'000;
   double sum = 0;

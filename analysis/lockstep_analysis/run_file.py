@@ -1,0 +1,66 @@
+"""Opening a run's HDF5 file: which tables it has, a table as a DataFrame, and its /meta.
+
+The simulator stores text as fixed-length byte strings (HDF5 has no portable variable-length text that
+stays byte-identical across runs); everything here hands back Python `str` instead, so callers compare
+`kind == "compute"` rather than `b"compute"`.
+"""
+
+import h5py
+import numpy as np
+import pandas as pd
+
+
+def tables(path):
+    """Names of the tables in the file, sorted.
+
+    A table is a 1-D dataset of a compound type at the root (one field per column); /meta and anything
+    else is not a table, so new kinds of objects in the file do not break code that loops over tables.
+    """
+    with h5py.File(path, "r") as f:
+        return sorted(
+            name
+            for name, obj in f.items()
+            if isinstance(obj, h5py.Dataset) and obj.ndim == 1 and obj.dtype.names is not None
+        )
+
+
+def load_table(path, name):
+    """The table `name` as a DataFrame, one column per field, in the file's column order.
+
+    Integer columns keep their exact int64 values (picoseconds do not fit a float without rounding);
+    use `with_seconds` for float seconds. Byte-string columns become `str`.
+    Raises KeyError naming the tables that do exist when `name` is not one of them.
+    """
+    with h5py.File(path, "r") as f:
+        obj = f.get(name)
+        if not isinstance(obj, h5py.Dataset) or obj.ndim != 1 or obj.dtype.names is None:
+            raise KeyError(f"{path}: no table '{name}' (tables: {', '.join(tables(path))})")
+        rows = obj[()]
+    return pd.DataFrame({column: _decoded(rows[column]) for column in rows.dtype.names})
+
+
+def meta(path):
+    """The datasets of /meta as a dict: text as `str`, integers as `int`, reals as `float`.
+
+    Plain Python values, so the result can be printed, compared or dumped to JSON without numpy types
+    leaking out.
+    """
+    with h5py.File(path, "r") as f:
+        return {name: _scalar(dataset[()]) for name, dataset in sorted(f["meta"].items())}
+
+
+def _decoded(column):
+    # The simulator writes ASCII only; decoding strictly makes anything else fail loudly.
+    if column.dtype.kind == "S":
+        return np.char.decode(column, "ascii")
+    return column
+
+
+def _scalar(value):
+    if isinstance(value, bytes):
+        return value.decode("ascii")
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    raise TypeError(f"unexpected /meta value of type {type(value).__name__}")

@@ -1,0 +1,233 @@
+"""Behaviour of the `lockstep` program as a user meets it: files, exit codes, messages, signals.
+
+Needs LOCKSTEP_BIN (the program), LOCKSTEP_SOURCE_DIR (the source tree) and analysis/ on PYTHONPATH;
+ctest sets all three (tests/CMakeLists.txt). Exit codes: 0 done, 2 bad input, 130 interrupted.
+"""
+
+import filecmp
+import os
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+import lockstep_analysis as la
+
+BIN = os.environ["LOCKSTEP_BIN"]
+SOURCE = Path(os.environ["LOCKSTEP_SOURCE_DIR"])
+DEFAULT_SCENARIO = SOURCE / "scenarios" / "default.yaml"
+
+# Small enough to run in milliseconds. The default scenario's slow rank 17 does not exist with 8
+# ranks, so it moves to rank 3.
+SMALL = ["--set", "job.ranks=8", "--set", "job.steps=3",
+         "--set", "job.slow_ranks=[{rank: 3, slowdown: 8%}]"]
+
+
+def lockstep(*args, cwd=None):
+    return subprocess.run([BIN, *map(str, args)], capture_output=True, text=True, cwd=cwd,
+                          timeout=60)
+
+
+class CliTestCase(unittest.TestCase):
+    def setUp(self):
+        directory = tempfile.TemporaryDirectory()
+        self.addCleanup(directory.cleanup)
+        self.dir = Path(directory.name)
+
+    def write_scenario(self, text, name="bad.yaml"):
+        path = self.dir / name
+        path.write_text(text)
+        return path
+
+    def assert_exit(self, result, code):
+        self.assertEqual(result.returncode, code,
+                         f"exit {result.returncode}\nstdout: {result.stdout}\nstderr: {result.stderr}")
+
+    def assert_nothing_written(self, out):
+        self.assertFalse(out.exists(), f"{out} was written")
+        self.assertFalse(Path(f"{out}.partial").exists(), f"{out}.partial was left behind")
+        self.assertEqual(list(self.dir.glob("*.h5*")), [], "some output file was written")
+
+
+class Running(CliTestCase):
+    def test_run_without_a_scenario_writes_default_h5_in_the_working_directory(self):
+        result = lockstep("run", cwd=self.dir)
+        self.assert_exit(result, 0)
+        written = self.dir / "default.h5"
+        self.assertTrue(written.is_file())
+        self.assertEqual(sorted(p.name for p in self.dir.iterdir()), ["default.h5"])
+        self.assertIn(f"wrote {written.resolve()}", result.stdout)
+        self.assertEqual(Path(la.meta(written)["scenario_file"]).resolve(), DEFAULT_SCENARIO.resolve())
+
+    def test_until_stops_the_run_early_and_records_reached_until(self):
+        out = self.dir / "until.h5"
+        result = lockstep("run", "-o", out, "--until", "1s", "--set", "job.steps=20", cwd=self.dir)
+        self.assert_exit(result, 0)
+        info = la.meta(out)
+        self.assertEqual(info["outcome"], "reached_until")
+        self.assertEqual(info["end_ps"], 10**12)
+        steps = la.load_table(out, "steps")
+        self.assertLess(len(steps), 20)
+        self.assertTrue((steps["end_ps"] <= 10**12).all())
+
+    def test_a_run_to_the_end_records_completed(self):
+        out = self.dir / "small.h5"
+        self.assert_exit(lockstep("run", "-o", out, *SMALL), 0)
+        self.assertEqual(la.meta(out)["outcome"], "completed")
+        self.assertEqual(len(la.load_table(out, "steps")), 3)
+
+
+class Determinism(CliTestCase):
+    def test_same_scenario_and_seed_give_byte_identical_files(self):
+        first, second = self.dir / "first.h5", self.dir / "second.h5"
+        self.assert_exit(lockstep("run", DEFAULT_SCENARIO, "-o", first, "--seed", "7", *SMALL), 0)
+        # HDF5 timestamps have one-second resolution: let the clock tick so that any would differ.
+        started = int(time.time())
+        while int(time.time()) == started:
+            time.sleep(0.05)
+        self.assert_exit(lockstep("run", DEFAULT_SCENARIO, "-o", second, "--seed", "7", *SMALL), 0)
+        self.assertTrue(filecmp.cmp(first, second, shallow=False), "files differ")
+
+    def test_a_different_seed_gives_different_step_times(self):
+        one, two = self.dir / "seed1.h5", self.dir / "seed2.h5"
+        self.assert_exit(lockstep("run", DEFAULT_SCENARIO, "-o", one, "--seed", "1", *SMALL), 0)
+        self.assert_exit(lockstep("run", DEFAULT_SCENARIO, "-o", two, "--seed", "2", *SMALL), 0)
+        self.assertEqual(la.meta(one)["seed"], 1)
+        self.assertEqual(la.meta(two)["seed"], 2)
+        steps_one, steps_two = la.load_table(one, "steps"), la.load_table(two, "steps")
+        self.assertEqual(len(steps_one), len(steps_two))
+        self.assertFalse(steps_one.equals(steps_two), "seed had no effect on the steps table")
+        self.assertNotEqual(list(steps_one["end_ps"]), list(steps_two["end_ps"]))
+
+
+class BadInput(CliTestCase):
+    def test_a_mistyped_key_is_reported_at_its_line_and_column_with_a_suggestion(self):
+        # Two swapped letters, the commonest slip, must still find the intended key.
+        scenario = self.write_scenario("job:\n  rnaks: 8\n")
+        out = self.dir / "out.h5"
+        result = lockstep("run", scenario, "-o", out)
+        self.assert_exit(result, 2)
+        self.assertIn(f"{scenario}:2:3: job.rnaks: unknown key (did you mean 'ranks'?)",
+                      result.stderr.splitlines())
+        self.assert_nothing_written(out)
+
+    def test_an_unknown_key_far_from_any_lists_the_valid_keys(self):
+        scenario = self.write_scenario("job:\n  flavour: 8\n")
+        result = lockstep("validate", scenario)
+        self.assert_exit(result, 2)
+        line = f"{scenario}:2:3: job.flavour: unknown key (valid keys: "
+        self.assertTrue(any(l.startswith(line) and "ranks" in l for l in result.stderr.splitlines()),
+                        result.stderr)
+
+    def test_a_bare_number_where_a_duration_is_needed_is_reported_at_the_value(self):
+        scenario = self.write_scenario("job:\n  compute_per_step: 400\n")
+        out = self.dir / "out.h5"
+        result = lockstep("run", scenario, "-o", out)
+        self.assert_exit(result, 2)
+        self.assertIn(f"{scenario}:2:21: job.compute_per_step: '400' needs a unit "
+                      "(e.g. 600ns, 1.5us, 10min)", result.stderr.splitlines())
+        self.assert_nothing_written(out)
+
+    def test_every_problem_in_a_scenario_is_reported_in_one_run(self):
+        scenario = self.write_scenario("job:\n  rnks: 8\n  setps: 3\n  compute_per_step: 400\n")
+        out = self.dir / "out.h5"
+        result = lockstep("run", scenario, "-o", out)
+        self.assert_exit(result, 2)
+        located = [l for l in result.stderr.splitlines() if l.startswith(f"{scenario}:")]
+        self.assertEqual([l.split(": ")[0] for l in located],
+                         [f"{scenario}:2:3", f"{scenario}:3:3", f"{scenario}:4:21"], result.stderr)
+        self.assertIn("3 problem(s)", result.stderr)
+        self.assert_nothing_written(out)
+
+    def test_validate_reports_the_same_problems_without_running(self):
+        scenario = self.write_scenario("job:\n  rnks: 8\n  setps: 3\n")
+        result = lockstep("validate", scenario, cwd=self.dir)
+        self.assert_exit(result, 2)
+        self.assertEqual(len([l for l in result.stderr.splitlines()
+                              if l.startswith(f"{scenario}:")]), 2, result.stderr)
+        self.assertEqual(list(self.dir.glob("*.h5*")), [])
+
+    def test_a_bad_set_value_is_reported_against_the_set_argument(self):
+        out = self.dir / "out.h5"
+        result = lockstep("run", "-o", out, "--set", "job.ranks=abc")
+        self.assert_exit(result, 2)
+        self.assertTrue(any(l.startswith("--set job.ranks=abc: job.ranks:")
+                            for l in result.stderr.splitlines()), result.stderr)
+        self.assert_nothing_written(out)
+
+    def test_an_output_directory_that_does_not_exist_is_refused_before_running(self):
+        missing = self.dir / "no" / "such"
+        out = missing / "out.h5"
+        result = lockstep("run", "-o", out, *SMALL)
+        self.assert_exit(result, 2)
+        self.assertIn(str(missing), result.stderr)
+        self.assertIn("does not exist", result.stderr)
+        self.assertFalse((self.dir / "no").exists())
+        self.assert_nothing_written(out)
+
+    def test_a_scenario_file_that_does_not_exist_exits_2(self):
+        result = lockstep("run", self.dir / "missing.yaml", cwd=self.dir)
+        self.assert_exit(result, 2)
+        self.assertIn("missing.yaml", result.stderr)
+        self.assertEqual(list(self.dir.iterdir()), [])
+
+
+class Interrupt(CliTestCase):
+    def test_sigint_exits_130_and_leaves_no_output(self):
+        out = self.dir / "long.h5"
+        partial = Path(f"{out}.partial")
+        # A session of its own, so that the cleanup below can end everything it started.
+        process = subprocess.Popen([BIN, "run", "--set", "job.steps=100000000", "-o", str(out)],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   start_new_session=True)
+        try:
+            # The .partial file appears after the interrupt handler is installed, so once it exists
+            # the signal lands in a running simulation rather than in start-up.
+            deadline = time.monotonic() + 10
+            while not partial.exists() and process.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.02)
+            self.assertTrue(partial.exists(), "the run never started writing")
+            time.sleep(0.5)
+            self.assertIsNone(process.poll(), "the run ended before it was interrupted")
+            process.send_signal(signal.SIGINT)
+            _, stderr = process.communicate(timeout=5)
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.communicate(timeout=5)
+        self.assertEqual(process.returncode, 130, stderr)
+        self.assertIn("interrupted", stderr)
+        self.assert_nothing_written(out)
+
+
+class Commands(CliTestCase):
+    def test_every_shipped_scenario_validates(self):
+        scenarios = sorted((SOURCE / "scenarios").rglob("*.yaml"))
+        self.assertTrue(scenarios, "no scenarios found")
+        for scenario in scenarios:
+            with self.subTest(scenario=scenario.relative_to(SOURCE)):
+                result = lockstep("validate", scenario)
+                self.assert_exit(result, 0)
+
+    def test_version_prints_the_program_name_and_version(self):
+        result = lockstep("--version")
+        self.assert_exit(result, 0)
+        self.assertRegex(result.stdout, r"\Alockstep \d+\.\d+\.\d+\S*\n\Z")
+
+    def test_an_unknown_command_exits_2_and_names_it(self):
+        result = lockstep("frobnicate")
+        self.assert_exit(result, 2)
+        self.assertIn("unknown command 'frobnicate'", result.stderr)
+
+    def test_keys_lists_every_key_of_the_default_scenario(self):
+        result = lockstep("keys")
+        self.assert_exit(result, 0)
+        for key in ["simulation.seed", "job.ranks", "job.steps", "job.compute_per_step",
+                    "job.all_reduce.bandwidth", "job.slow_ranks[].slowdown"]:
+            self.assertIn(f"`{key}`", result.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
