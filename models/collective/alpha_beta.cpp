@@ -10,7 +10,9 @@ Bytes ceil_divide(Bytes size, std::int64_t parts) {
   return Bytes((size.count() + parts - 1) / parts);
 }
 
-Duration step(const AlphaBeta& cost, Bytes bytes) { return cost.alpha + tx_time(bytes, cost.bandwidth); }
+Duration step(const AlphaBeta& cost, Bytes bytes) {
+  return cost.alpha + tx_time(bytes, cost.bandwidth);
+}
 
 }  // namespace
 

@@ -1,9 +1,10 @@
 // All-reduce time in the Hockney alpha-beta model (Thakur, Rabenseifner and Gropp, "Optimization of
-// Collective Communication Operations in MPICH", IJHPCA 2005): each step costs one latency alpha plus
-// the serialization of that step's bytes at the per-rank bandwidth. The step structure is spelled out
-// rather than the closed form so that chunk sizes round up to whole bytes and serialization goes through
-// tx_time, as on a real wire. It leaves out contention between concurrent collectives, congestion
-// control and the reduction's compute (the gamma term): the fabric models answer those.
+// Collective Communication Operations in MPICH", IJHPCA 2005): each step costs one latency alpha
+// plus the serialization of that step's bytes at the per-rank bandwidth. The step structure is
+// spelled out rather than the closed form so that chunk sizes round up to whole bytes and
+// serialization goes through tx_time, as on a real wire. It leaves out contention between
+// concurrent collectives, congestion control and the reduction's compute (the gamma term): the
+// fabric models answer those.
 #pragma once
 
 #include <cstdint>
@@ -21,8 +22,8 @@ enum class AllReduceAlgorithm {
 };
 
 struct AlphaBeta {
-  Duration alpha;      // per-step latency
-  BitRate bandwidth;   // per-rank injection bandwidth
+  Duration alpha;     // per-step latency
+  BitRate bandwidth;  // per-rank injection bandwidth
 };
 
 [[nodiscard]] bool needs_power_of_two_ranks(AllReduceAlgorithm algorithm);

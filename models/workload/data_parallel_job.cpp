@@ -14,19 +14,18 @@ TableLayout op_layout() {
 
 TableLayout rank_step_layout() {
   using Row = DataParallelJob::RankStepRow;
-  return layout<Row>("rank_steps",
-                     {column("rank", &Row::rank), column("step", &Row::step),
-                      column("compute_ps", &Row::compute_ps),
-                      column("wait_for_slowest_ps", &Row::wait_for_slowest_ps),
-                      column("exposed_comm_ps", &Row::exposed_comm_ps)});
+  return layout<Row>("rank_steps", {column("rank", &Row::rank), column("step", &Row::step),
+                                    column("compute_ps", &Row::compute_ps),
+                                    column("wait_for_slowest_ps", &Row::wait_for_slowest_ps),
+                                    column("exposed_comm_ps", &Row::exposed_comm_ps)});
 }
 
 TableLayout step_layout() {
   using Row = DataParallelJob::StepRow;
-  return layout<Row>("steps", {column("step", &Row::step), column("start_ps", &Row::start_ps),
-                               column("end_ps", &Row::end_ps),
-                               column("slowest_rank", &Row::slowest_rank),
-                               column("all_reduce_ps", &Row::all_reduce_ps)});
+  return layout<Row>("steps",
+                     {column("step", &Row::step), column("start_ps", &Row::start_ps),
+                      column("end_ps", &Row::end_ps), column("slowest_rank", &Row::slowest_rank),
+                      column("all_reduce_ps", &Row::all_reduce_ps)});
 }
 
 }  // namespace

@@ -1,13 +1,13 @@
 // A synchronous data-parallel training job on an analytical network: every step, each rank computes
 // its forward and backward pass (a log-normal draw around the configured mean, stretched on slow
-// ranks), then all ranks all-reduce their gradients; nobody starts the next step before the all-reduce
-// ends. Step time is therefore the slowest rank's compute plus the collective, the effect that makes
-// one straggler cost the whole job. The all-reduce time comes from the alpha-beta model
-// (models/collective/alpha_beta.hpp). Left out: overlap of gradient communication with backward,
-// data loading, pipeline and tensor parallelism, and the network's contention; the fabric, node and
-// workload models replace these parts.
-// Records three tables: rank_ops (one row per compute or collective span of a rank), rank_steps (per
-// rank and step, where the time went) and steps (per step, its span and slowest rank).
+// ranks), then all ranks all-reduce their gradients; nobody starts the next step before the
+// all-reduce ends. Step time is therefore the slowest rank's compute plus the collective, the
+// effect that makes one straggler cost the whole job. The all-reduce time comes from the alpha-beta
+// model (models/collective/alpha_beta.hpp). Left out: overlap of gradient communication with
+// backward, data loading, pipeline and tensor parallelism, and the network's contention; the
+// fabric, node and workload models replace these parts. Records three tables: rank_ops (one row per
+// compute or collective span of a rank), rank_steps (per rank and step, where the time went) and
+// steps (per step, its span and slowest rank).
 #pragma once
 
 #include <cstdint>

@@ -26,7 +26,7 @@ struct GradientAllReduce {
 struct DataParallelJobConfig {
   std::int64_t ranks = 0;
   std::int64_t steps = 0;
-  Duration compute_per_step;  // mean forward + backward time of one rank
+  Duration compute_per_step;    // mean forward + backward time of one rank
   double compute_jitter = 0.0;  // coefficient of variation of a rank's compute time per step
   Bytes gradient_size;          // all-reduced once per step
   GradientAllReduce all_reduce;

@@ -1,5 +1,5 @@
-// Ctrl-C and SIGTERM during a run: the first asks the run loop to stop at the next progress check, so
-// that the partial output is discarded cleanly; a second one ends the process at once.
+// Ctrl-C and SIGTERM during a run: the first asks the run loop to stop at the next progress check,
+// so that the partial output is discarded cleanly; a second one ends the process at once.
 #pragma once
 
 namespace lockstep {

@@ -23,8 +23,7 @@ int keys_command(const std::vector<std::string>& args) {
   std::cout << "| key | type | default | meaning |\n|---|---|---|---|\n";
   for (const KeyDoc& key : scenario_keys()) {
     std::cout << "| `" << key.path << "` | " << key.type << " | "
-              << documented_default(key.default_text) << " | "
-              << key.description << " |\n";
+              << documented_default(key.default_text) << " | " << key.description << " |\n";
   }
   return exit_code::kOk;
 }

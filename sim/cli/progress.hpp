@@ -1,6 +1,6 @@
-// Progress of a long run on stderr, one self-overwriting line: simulated time reached, event rate and,
-// when the end is known, an ETA. Shown only on a terminal, only after the run has taken a couple of
-// seconds, and never with --quiet. It also relays Ctrl-C to the run loop.
+// Progress of a long run on stderr, one self-overwriting line: simulated time reached, event rate
+// and, when the end is known, an ETA. Shown only on a terminal, only after the run has taken a
+// couple of seconds, and never with --quiet. It also relays Ctrl-C to the run loop.
 #pragma once
 
 #include <chrono>
@@ -14,7 +14,8 @@ namespace lockstep {
 class ProgressReporter final : public RunMonitor {
  public:
   // `fraction_done` estimates the share of the work done, when the model can tell.
-  ProgressReporter(bool show, std::optional<Time> end, std::function<std::optional<double>()> fraction_done);
+  ProgressReporter(bool show, std::optional<Time> end,
+                   std::function<std::optional<double>()> fraction_done);
 
   void on_progress(Simulator& sim) override;
   // Clears the progress line, if one was drawn.

@@ -49,9 +49,9 @@ RunSummary simulate(const LoadedScenario& loaded, Hdf5Output& output, bool show_
   const Scenario& scenario = loaded.scenario;
   Simulator sim;
   DataParallelJob job(sim, scenario.job, scenario.simulation.seed, output);
-  const std::optional<Time> end =
-      scenario.simulation.until ? std::optional(Time::zero() + *scenario.simulation.until)
-                                : std::nullopt;
+  const std::optional<Time> end = scenario.simulation.until
+                                      ? std::optional(Time::zero() + *scenario.simulation.until)
+                                      : std::nullopt;
   ProgressReporter progress(show_progress, end,
                             [&job]() -> std::optional<double> { return job.progress(); });
   sim.set_monitor(&progress, ProgressReporter::kPeriodEvents);
@@ -108,6 +108,10 @@ int run_command(const std::vector<std::string>& args) {
               << directory.string() << "' does not exist\n";
     return exit_code::kBadInput;
   }
+  if (std::filesystem::is_directory(output)) {
+    std::cerr << "lockstep run: cannot write '" << output.string() << "': it is a directory\n";
+    return exit_code::kBadInput;
+  }
 
   install_interrupt_handlers();
   const auto wall_start = std::chrono::steady_clock::now();
@@ -132,9 +136,10 @@ int run_command(const std::vector<std::string>& args) {
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   std::cout << "lockstep: " << loaded.scenario.job.ranks << " ranks, " << summary.steps_completed
-            << " of " << loaded.scenario.job.steps << " steps in " << format(summary.end)
-            << " simulated (all-reduce " << format(summary.all_reduce) << " per step); "
-            << summary.events << " events in " << wall << " s\n"
+            << " of " << loaded.scenario.job.steps << " steps in "
+            << format_rounded(summary.end.since_start()) << " simulated (all-reduce "
+            << format_rounded(summary.all_reduce) << " per step); " << summary.events
+            << " events in " << wall << " s\n"
             << "lockstep: wrote " << std::filesystem::absolute(output).string() << "\n";
   return exit_code::kOk;
 }

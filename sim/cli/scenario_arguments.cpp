@@ -19,10 +19,11 @@ std::filesystem::path ScenarioArguments::scenario_path() const {
   return scenarios_.empty() ? default_scenario_path() : std::filesystem::path(scenarios_.front());
 }
 
-std::vector<std::string> ScenarioArguments::overrides() const {
-  std::vector<std::string> all = sets_;
-  if (!seed_.empty()) all.push_back("simulation.seed=" + seed_);
-  if (!until_.empty()) all.push_back("simulation.until=" + until_);
+std::vector<Override> ScenarioArguments::overrides() const {
+  std::vector<Override> all;
+  for (const std::string& assignment : sets_) all.push_back(set_argument(assignment));
+  if (!seed_.empty()) all.push_back(Override{"simulation.seed=" + seed_, "--seed " + seed_});
+  if (!until_.empty()) all.push_back(Override{"simulation.until=" + until_, "--until " + until_});
   return all;
 }
 

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/scenario/override.hpp"
+
 namespace lockstep {
 
 // scenarios/default.yaml of the source tree this program was built from.
@@ -22,7 +24,7 @@ class ScenarioArguments {
   [[nodiscard]] std::filesystem::path scenario_path() const;
   [[nodiscard]] const std::vector<std::string>& scenario_paths() const { return scenarios_; }
   // --set arguments in order, then --seed and --until, which therefore win.
-  [[nodiscard]] std::vector<std::string> overrides() const;
+  [[nodiscard]] std::vector<Override> overrides() const;
 
  private:
   std::vector<std::string> scenarios_;

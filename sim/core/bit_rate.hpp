@@ -1,7 +1,7 @@
 // Link and NIC rates as integer bits per second, and the one way to turn bytes into time on a wire.
 // tx_time rounds up to the next picosecond with a 128-bit intermediate: a per-byte constant would
-// accumulate rounding error over a multi-gigabyte transfer, and rounding down would make a link faster
-// than its rate.
+// accumulate rounding error over a multi-gigabyte transfer, and rounding down would make a link
+// faster than its rate.
 #pragma once
 
 #include <cassert>

@@ -1,4 +1,5 @@
-// Data sizes as an integer count of bytes. KB = 1000 B and KiB = 1024 B (see quantity.hpp for text).
+// Data sizes as an integer count of bytes. KB = 1000 B and KiB = 1024 B (see quantity.hpp for
+// text).
 #pragma once
 
 #include <compare>

@@ -6,8 +6,8 @@ namespace lockstep {
 
 InvariantViolation::InvariantViolation(Time at, std::string_view component,
                                        std::string_view message)
-    : std::runtime_error("invariant violated at t=" + format(at) + " in " +
-                         std::string(component) + ": " + std::string(message)),
+    : std::runtime_error("invariant violated at t=" + format(at) + " in " + std::string(component) +
+                         ": " + std::string(message)),
       at_(at),
       component_(component) {}
 

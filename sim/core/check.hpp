@@ -1,5 +1,5 @@
-// Invariant checks inside the event loop. A broken invariant is a bug in a model, not bad input, so it
-// is reported with the simulated time and the component that noticed it, and the program exits 3
+// Invariant checks inside the event loop. A broken invariant is a bug in a model, not bad input, so
+// it is reported with the simulated time and the component that noticed it, and the program exits 3
 // (the CLI catches InvariantViolation; tests can catch it too).
 #pragma once
 

@@ -2,14 +2,15 @@
 // phase first, then in the order they were scheduled, so a run never depends on container layout.
 //
 // It is a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, J. ACM 1990), which fits discrete-event
-// simulation because no event is ever scheduled before the last one taken out. Bucket b holds the events
-// whose time first differs from that last time in bit b-1; bucket 0 holds the events at exactly that
-// time, kept as a small binary heap on (phase, sequence). Taking out an event empties bucket 0 first;
-// when it is empty, the lowest non-empty bucket is found with one bit scan and its events are spread
-// into lower buckets around the new minimum. Each event moves down at most 64 times in its life and
-// typically a few, so the cost per event barely grows with the number pending: measured here, 2x a
-// 4-ary heap at 10^4 pending and 5x at 10^6 (tests/bench/event_queue_bench). Events are 40-byte values
-// in vectors that keep their capacity, so once warmed up, pushing and popping allocate nothing.
+// simulation because no event is ever scheduled before the last one taken out. Bucket b holds the
+// events whose time first differs from that last time in bit b-1; bucket 0 holds the events at
+// exactly that time, kept as a small binary heap on (phase, sequence). Taking out an event empties
+// bucket 0 first; when it is empty, the lowest non-empty bucket is found with one bit scan and its
+// events are spread into lower buckets around the new minimum. Each event moves down at most 64
+// times in its life and typically a few, so the cost per event barely grows with the number
+// pending: measured here, 2x a 4-ary heap at 10^4 pending and 5x at 10^6
+// (tests/bench/event_queue_bench). Events are 40-byte values in vectors that keep their capacity,
+// so once warmed up, pushing and popping allocate nothing.
 #pragma once
 
 #include <algorithm>

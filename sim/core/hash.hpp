@@ -1,7 +1,8 @@
-// An in-repo 64-bit hash for everything that must not change between compilers or standard libraries:
-// ECMP path choice, random stream derivation. std::hash is implementation-defined, so it never decides
-// anything observable. The mixer is the splitmix64 finalizer (Steele, Lea, Flood, OOPSLA'14): every
-// input bit affects every output bit, which is what spreading flows over paths needs.
+// An in-repo 64-bit hash for everything that must not change between compilers or standard
+// libraries: ECMP path choice, random stream derivation. std::hash is implementation-defined, so it
+// never decides anything observable. The mixer is the splitmix64 finalizer (Steele, Lea, Flood,
+// OOPSLA'14): every input bit affects every output bit, which is what spreading flows over paths
+// needs.
 #pragma once
 
 #include <cstdint>

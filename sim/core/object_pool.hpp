@@ -1,6 +1,6 @@
-// Storage for objects that come and go at high rate (packets, messages): slabs that are never returned
-// to the system and a free list, so that once the pool has grown to the peak number alive, acquiring and
-// releasing allocate nothing. Addresses are stable for an object's lifetime.
+// Storage for objects that come and go at high rate (packets, messages): slabs that are never
+// returned to the system and a free list, so that once the pool has grown to the peak number alive,
+// acquiring and releasing allocate nothing. Addresses are stable for an object's lifetime.
 #pragma once
 
 #include <cstddef>

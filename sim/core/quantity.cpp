@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <span>
 #include <tuple>
@@ -37,9 +38,9 @@ constexpr std::array kByteUnits = {
     Unit{"GB", 1'000'000'000},
     Unit{"TB", 1'000'000'000'000},
     Unit{"KiB", kKi},
-    Unit{"MiB", kKi * kKi},
-    Unit{"GiB", kKi * kKi * kKi},
-    Unit{"TiB", kKi * kKi * kKi * kKi},
+    Unit{"MiB", kKi* kKi},
+    Unit{"GiB", kKi* kKi* kKi},
+    Unit{"TiB", kKi* kKi* kKi* kKi},
 };
 
 // Sizes written in bits: the value is divided by 8 and must come out whole.
@@ -67,14 +68,14 @@ constexpr std::array kRateUnits = {
     Unit{"GB/s", 8'000'000'000},
     Unit{"TB/s", 8'000'000'000'000},
     Unit{"KiB/s", 8 * kKi},
-    Unit{"MiB/s", 8 * kKi * kKi},
-    Unit{"GiB/s", 8 * kKi * kKi * kKi},
+    Unit{"MiB/s", 8 * kKi* kKi},
+    Unit{"GiB/s", 8 * kKi* kKi* kKi},
 };
 // Rates print in bits, as link rates are quoted.
 constexpr std::span<const Unit> kRatePrintUnits{kRateUnits.data(), 5};
 
 struct Decimal {
-  Wide digits = 0;        // all digits of the number without the point
+  Wide digits = 0;  // all digits of the number without the point
   int fraction_digits = 0;
   std::string_view unit;  // what follows the number, spaces skipped
 };
@@ -153,8 +154,8 @@ Parsed<Decimal> split_quantity(std::string_view raw, std::string_view what,
   const std::string_view text = trim(raw);
   if (text.empty()) return {std::nullopt, "empty " + std::string(what)};
   if (text.front() == '-') {
-    return {std::nullopt, "'" + std::string(text) + "': a " + std::string(what) +
-                              " cannot be negative"};
+    return {std::nullopt,
+            "'" + std::string(text) + "': a " + std::string(what) + " cannot be negative"};
   }
   const std::optional<Decimal> d = split_number(text);
   if (!d) {
@@ -162,8 +163,8 @@ Parsed<Decimal> split_quantity(std::string_view raw, std::string_view what,
                               " (write a number and a unit, e.g. " + std::string(example) + ")"};
   }
   if (d->unit.empty()) {
-    return {std::nullopt, "'" + std::string(text) + "' needs a unit (e.g. " +
-                              std::string(example) + ")"};
+    return {std::nullopt,
+            "'" + std::string(text) + "' needs a unit (e.g. " + std::string(example) + ")"};
   }
   return {*d, {}};
 }
@@ -188,8 +189,8 @@ std::string exact_ratio(std::int64_t value, std::int64_t divisor) {
   return out;
 }
 
-// The spelling a person reads most easily: few decimals (at most three), then a number between 1 and
-// 999 in its unit, then the shortest text; ties go to the larger unit. Always exact.
+// The spelling a person reads most easily: few decimals (at most three), then a number between 1
+// and 999 in its unit, then the shortest text; ties go to the larger unit. Always exact.
 std::string readable(std::int64_t value, std::span<const Unit> units) {
   const bool negative = value < 0;
   const std::int64_t magnitude = negative ? -value : value;
@@ -259,5 +260,18 @@ std::string format(Duration d) { return readable(d.ps(), kDurationUnits); }
 std::string format(Time t) { return format(t.since_start()); }
 std::string format(Bytes b) { return readable(b.count(), kByteUnits); }
 std::string format(BitRate r) { return readable(r.bps(), kRatePrintUnits); }
+
+std::string format_rounded(Duration d) {
+  const std::int64_t magnitude = d.ps() < 0 ? -d.ps() : d.ps();
+  const Unit* unit = &kDurationUnits[0];
+  for (const Unit& u : std::span(kDurationUnits).first(5)) {  // ps to s; minutes read worse
+    if (magnitude >= u.base_per_unit) unit = &u;
+  }
+  const double value = static_cast<double>(d.ps()) / static_cast<double>(unit->base_per_unit);
+  char text[48];
+  std::snprintf(text, sizeof text, value < 1000 && value > -1000 ? "%.4g%s" : "%.0f%s", value,
+                std::string(unit->symbol).c_str());
+  return text;
+}
 
 }  // namespace lockstep

@@ -34,9 +34,7 @@ std::uint64_t RandomStream::next_u64() {
   return result;
 }
 
-double RandomStream::uniform() {
-  return static_cast<double>(next_u64() >> 11) * 0x1.0p-53;
-}
+double RandomStream::uniform() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
 
 std::uint64_t RandomStream::below(std::uint64_t bound) {
   assert(bound > 0);

@@ -1,9 +1,9 @@
-// Seeded random streams. Each stream is named by (master seed, stream name, component id) and owns its
-// generator, so adding a stream or drawing more from one never shifts another's draws: a what-if that
-// adds a fault does not reshuffle every other random choice in the run. The generator is xoshiro256**
-// (Blackman and Vigna, "Scrambled linear pseudorandom number generators", 2021), seeded through
-// splitmix64. Distributions are written here because the standard library's differ between
-// implementations, which would make results depend on the compiler.
+// Seeded random streams. Each stream is named by (master seed, stream name, component id) and owns
+// its generator, so adding a stream or drawing more from one never shifts another's draws: a
+// what-if that adds a fault does not reshuffle every other random choice in the run. The generator
+// is xoshiro256** (Blackman and Vigna, "Scrambled linear pseudorandom number generators", 2021),
+// seeded through splitmix64. Distributions are written here because the standard library's differ
+// between implementations, which would make results depend on the compiler.
 #pragma once
 
 #include <array>

@@ -1,6 +1,6 @@
-// The discrete-event engine: a clock and the pending-event set. Models are plain objects that hold a
-// Simulator& and schedule their own member functions; the engine knows nothing about what they model.
-// Single-threaded by design: determinism comes from the (time, phase, sequence) order alone.
+// The discrete-event engine: a clock and the pending-event set. Models are plain objects that hold
+// a Simulator& and schedule their own member functions; the engine knows nothing about what they
+// model. Single-threaded by design: determinism comes from the (time, phase, sequence) order alone.
 #pragma once
 
 #include <cstdint>
@@ -134,7 +134,6 @@ class Simulator {
     monitor_ = monitor;
     monitor_period_ = period_events == 0 ? 1 : period_events;
   }
-
 
  private:
   EventQueue queue_;

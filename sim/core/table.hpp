@@ -1,6 +1,7 @@
 // Append-only typed tables: the one way models record results. A table is a plain row struct plus
-// the layout of its columns; rows are buffered a chunk at a time and handed to a sink (the HDF5 file in
-// a run, memory in tests), so memory stays flat however long the run. Column names carry their unit
+// the layout of its columns; rows are buffered a chunk at a time and handed to a sink (the HDF5
+// file in a run, memory in tests), so memory stays flat however long the run. Column names carry
+// their unit
 // (`start_ps`, `bytes`, `rate_bps`) so that a DataFrame needs no side table to be read right.
 #pragma once
 
@@ -16,7 +17,8 @@
 
 namespace lockstep {
 
-// Fixed-width, zero-padded text (an HDF5 fixed-length string). Longer text is cut, never overflowed.
+// Fixed-width, zero-padded text (an HDF5 fixed-length string). Longer text is cut, never
+// overflowed.
 template <std::size_t N>
 struct FixedText {
   std::array<char, N> chars{};
@@ -27,8 +29,8 @@ struct FixedText {
   }
   FixedText(const char* text) : FixedText(std::string_view(text)) {}  // NOLINT: as above
   [[nodiscard]] std::string_view view() const {
-    return {chars.data(), static_cast<std::size_t>(std::find(chars.begin(), chars.end(), '\0') -
-                                                   chars.begin())};
+    return {chars.data(),
+            static_cast<std::size_t>(std::find(chars.begin(), chars.end(), '\0') - chars.begin())};
   }
 };
 

@@ -1,5 +1,6 @@
-// Simulated time. Integer picoseconds: a byte at 800 Gb/s is exactly 10 ps, so serialization times of
-// every common link rate stay exact where nanoseconds would truncate. int64 spans about 106 days.
+// Simulated time. Integer picoseconds: a byte at 800 Gb/s is exactly 10 ps, so serialization times
+// of every common link rate stay exact where nanoseconds would truncate. int64 spans about 106
+// days.
 #pragma once
 
 #include <compare>
@@ -15,7 +16,9 @@ class Duration {
   [[nodiscard]] static constexpr Duration ns(std::int64_t v) { return Duration(v * 1'000); }
   [[nodiscard]] static constexpr Duration us(std::int64_t v) { return Duration(v * 1'000'000); }
   [[nodiscard]] static constexpr Duration ms(std::int64_t v) { return Duration(v * 1'000'000'000); }
-  [[nodiscard]] static constexpr Duration s(std::int64_t v) { return Duration(v * 1'000'000'000'000); }
+  [[nodiscard]] static constexpr Duration s(std::int64_t v) {
+    return Duration(v * 1'000'000'000'000);
+  }
   [[nodiscard]] static constexpr Duration max() {
     return Duration(std::numeric_limits<std::int64_t>::max());
   }

@@ -1,9 +1,10 @@
 // A re-armable, cancellable timeout for one owner method (retransmission, rate timers, watchdogs).
 // Cancelling does not search the heap: the pending event stays and finds the timer disarmed when it
-// fires. Re-arming to a later deadline reuses the pending event (it re-schedules itself on firing), so a
-// timer pushed forward on every packet costs no heap operation; only an earlier deadline pushes a new
-// event, and the superseded one is recognised by its generation. Stale events are thus bounded by the
-// number of times a deadline moved earlier. The timer must outlive the run loop that may fire it.
+// fires. Re-arming to a later deadline reuses the pending event (it re-schedules itself on firing),
+// so a timer pushed forward on every packet costs no heap operation; only an earlier deadline
+// pushes a new event, and the superseded one is recognised by its generation. Stale events are thus
+// bounded by the number of times a deadline moved earlier. The timer must outlive the run loop that
+// may fire it.
 #pragma once
 
 #include <cstdint>

@@ -67,7 +67,8 @@ class Hdf5TableSink final : public TableSink {
     const hsize_t initial = 0;
     const hsize_t unlimited = H5S_UNLIMITED;
     const H5::DataSpace space(1, &initial, &unlimited);
-    dataset_ = file.createDataSet(layout.name, file_type, space, untimed_chunked_dataset(kChunkRows));
+    dataset_ =
+        file.createDataSet(layout.name, file_type, space, untimed_chunked_dataset(kChunkRows));
   }
 
   void write_rows(const std::byte* rows, std::size_t count) override {
@@ -99,7 +100,8 @@ H5::H5File create_untimed_file(const std::filesystem::path& path) {
 H5::Group create_untimed_group(H5::H5File& file, const std::string& name) {
   const hid_t group_properties = H5Pcreate(H5P_GROUP_CREATE);
   H5Pset_obj_track_times(group_properties, 0);
-  const hid_t id = H5Gcreate2(file.getId(), name.c_str(), H5P_DEFAULT, group_properties, H5P_DEFAULT);
+  const hid_t id =
+      H5Gcreate2(file.getId(), name.c_str(), H5P_DEFAULT, group_properties, H5P_DEFAULT);
   H5Pclose(group_properties);
   if (id < 0) throw std::runtime_error("cannot create group " + name);
   return H5::Group(id);

@@ -1,8 +1,9 @@
-// The run's output file. Tables become chunked, compressed HDF5 datasets of a compound type (one field
-// per column, so h5py hands pandas a structured array); /meta holds what reproduces the run. The file
-// is written under a temporary name and renamed only by commit(), so an interrupted or failed run never
-// leaves a file that looks complete; without commit() the temporary file is removed. Objects are
-// created without timestamps so that one scenario and seed give byte-identical files.
+// The run's output file. Tables become chunked, compressed HDF5 datasets of a compound type (one
+// field per column, so h5py hands pandas a structured array); /meta holds what reproduces the run.
+// The file is written under a temporary name and renamed only by commit(), so an interrupted or
+// failed run never leaves a file that looks complete; without commit() the temporary file is
+// removed. Objects are created without timestamps so that one scenario and seed give byte-identical
+// files.
 #pragma once
 
 #include <H5Cpp.h>

@@ -27,6 +27,10 @@ Parsed<std::int64_t> Codec<std::int64_t>::parse(std::string_view text) {
 }
 
 Parsed<std::uint64_t> Codec<std::uint64_t>::parse(std::string_view text) {
+  if (text.starts_with('-')) {
+    return {std::nullopt,
+            "'" + std::string(text) + "' is negative; expected a whole number of 0 or more"};
+  }
   return parse_integer<std::uint64_t>(text);
 }
 

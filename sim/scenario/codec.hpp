@@ -1,6 +1,7 @@
-// Scalar values of a scenario: how each config type is read from its YAML text, written back (for the
-// resolved scenario stored with every result), and named in messages and in scenarios/README.md.
-// Numbers are parsed with from_chars, so the locale never changes what a scenario means.
+// Scalar values of a scenario: how each config type is read from its YAML text, written back (for
+// the resolved scenario stored with every result), and named in messages and in
+// scenarios/README.md. Numbers are parsed with from_chars, so the locale never changes what a
+// scenario means.
 #pragma once
 
 #include <cstdint>

@@ -3,11 +3,11 @@
 namespace lockstep {
 
 std::string DecodeContext::where(const YAML::Node& node, const std::string& key_path) const {
-  for (const auto& [path, argument] : overrides_) {
-    const bool inside = key_path == path ||
-                        (key_path.size() > path.size() && key_path.starts_with(path) &&
-                         (key_path[path.size()] == '.' || key_path[path.size()] == '['));
-    if (inside) return "--set " + argument;
+  for (const auto& [path, origin] : overrides_) {
+    const bool inside =
+        key_path == path || (key_path.size() > path.size() && key_path.starts_with(path) &&
+                             (key_path[path.size()] == '.' || key_path[path.size()] == '['));
+    if (inside) return origin;
   }
   const YAML::Mark mark = node.Mark();
   if (mark.is_null()) return file_;

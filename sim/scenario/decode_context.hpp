@@ -1,6 +1,6 @@
 // State shared while one scenario is decoded: the file name for messages, the diagnostics being
-// collected, and which key paths came from --set (their values have no place in the file, so messages
-// about them name the --set argument instead).
+// collected, and which key paths came from the command line (their values have no place in the
+// file, so messages about them name the argument instead).
 #pragma once
 
 #include <yaml-cpp/yaml.h>
@@ -14,11 +14,12 @@ namespace lockstep {
 
 class DecodeContext {
  public:
-  DecodeContext(std::string file, Diagnostics& diagnostics) : file_(std::move(file)), diagnostics_(diagnostics) {}
+  DecodeContext(std::string file, Diagnostics& diagnostics)
+      : file_(std::move(file)), diagnostics_(diagnostics) {}
 
-  // `argument` is the whole "key.path=value" text given to --set.
-  void note_override(std::string key_path, std::string argument) {
-    overrides_[std::move(key_path)] = std::move(argument);
+  // `origin` is the argument as the user typed it, e.g. "--set job.ranks=8".
+  void note_override(std::string key_path, std::string origin) {
+    overrides_[std::move(key_path)] = std::move(origin);
   }
 
   [[nodiscard]] std::size_t error_count() const { return diagnostics_.all().size(); }

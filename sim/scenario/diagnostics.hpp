@@ -1,5 +1,5 @@
-// Problems found in a scenario, collected rather than thrown so that one pass reports all of them, each
-// as `file:line:col: key.path: message` (lines and columns from 1), the form editors jump to.
+// Problems found in a scenario, collected rather than thrown so that one pass reports all of them,
+// each as `file:line:col: key.path: message` (lines and columns from 1), the form editors jump to.
 #pragma once
 
 #include <string>

@@ -5,8 +5,8 @@
 namespace lockstep {
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
-  // Optimal string alignment: Levenshtein plus the swap of two neighbours as one edit, the commonest
-  // typing slip ("rnaks" for "ranks").
+  // Optimal string alignment: Levenshtein plus the swap of two neighbours as one edit, the
+  // commonest typing slip ("rnaks" for "ranks").
   const std::size_t width = b.size() + 1;
   std::vector<std::size_t> d((a.size() + 1) * width);
   auto at = [&](std::size_t i, std::size_t j) -> std::size_t& { return d[i * width + j]; };

@@ -1,5 +1,5 @@
-// "Did you mean" for unknown keys and choices: the closest candidate by edit distance, if close enough
-// to be a plausible typo (about a third of the word's length, at least one edit).
+// "Did you mean" for unknown keys and choices: the closest candidate by edit distance, if close
+// enough to be a plausible typo (about a third of the word's length, at least one edit).
 #pragma once
 
 #include <optional>

@@ -1,5 +1,7 @@
 #include "sim/scenario/scenario.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -27,51 +29,12 @@ const Schema<Scenario>& scenario_schema() {
   return schema;
 }
 
-// Applies one --set argument to the document, creating mappings along the path as needed.
-void apply_override(YAML::Node& root, const std::string& argument, DecodeContext& context,
-                    Diagnostics& diagnostics) {
-  const std::size_t equals = argument.find('=');
-  if (equals == std::string::npos || equals == 0) {
-    diagnostics.add("--set " + argument, "", "expected key.path=value");
-    return;
-  }
-  const std::string key_path = argument.substr(0, equals);
-  YAML::Node value;
-  try {
-    value = YAML::Load(argument.substr(equals + 1));
-  } catch (const YAML::Exception& e) {
-    diagnostics.add("--set " + argument, key_path, e.msg);
-    return;
-  }
-  if (!root.IsMap()) root = YAML::Node(YAML::NodeType::Map);
-  YAML::Node current = root;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t dot = key_path.find('.', start);
-    const std::string key = key_path.substr(start, dot - start);
-    if (key.empty()) {
-      diagnostics.add("--set " + argument, key_path, "empty key in path");
-      return;
-    }
-    if (dot == std::string::npos) {
-      current[key] = value;
-      break;
-    }
-    if (!current[key].IsMap()) current[key] = YAML::Node(YAML::NodeType::Map);
-    YAML::Node next = current[key];
-    current.reset(next);
-    start = dot + 1;
-  }
-  context.note_override(key_path, argument);
-}
-
 ScenarioLoad decode(YAML::Node root, const std::string& name,
-                    const std::vector<std::string>& overrides) {
+                    const std::vector<Override>& overrides) {
   ScenarioLoad result;
   DecodeContext context(name, result.diagnostics);
-  for (const std::string& argument : overrides) {
-    apply_override(root, argument, context, result.diagnostics);
-  }
+  for (const Override& change : overrides)
+    apply_override(root, change, context, result.diagnostics);
   if (!result.diagnostics.empty()) return result;
   Scenario scenario;
   scenario_schema().decode(root, root, "", scenario, context);
@@ -85,7 +48,7 @@ ScenarioLoad decode(YAML::Node root, const std::string& name,
 }  // namespace
 
 ScenarioLoad load_scenario_text(std::string_view text, const std::string& name,
-                                const std::vector<std::string>& overrides) {
+                                const std::vector<Override>& overrides) {
   YAML::Node root;
   try {
     root = YAML::Load(std::string(text));
@@ -100,11 +63,13 @@ ScenarioLoad load_scenario_text(std::string_view text, const std::string& name,
 }
 
 ScenarioLoad load_scenario_file(const std::filesystem::path& path,
-                                const std::vector<std::string>& overrides) {
+                                const std::vector<Override>& overrides) {
   std::ifstream in(path);
   if (!in) {
+    const int reason = errno;
     ScenarioLoad result;
-    result.diagnostics.add(path.string(), "", "cannot read the scenario file");
+    result.diagnostics.add(path.string(), "",
+                           "cannot read the scenario file: " + std::string(std::strerror(reason)));
     return result;
   }
   std::ostringstream text;

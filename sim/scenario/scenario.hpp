@@ -1,5 +1,5 @@
-// A scenario: the whole configuration of one run, decoded from YAML once, before time zero, into plain
-// structs that the components own. Nothing downstream sees YAML.
+// A scenario: the whole configuration of one run, decoded from YAML once, before time zero, into
+// plain structs that the components own. Nothing downstream sees YAML.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +12,7 @@
 #include "models/workload/data_parallel_job_config.hpp"
 #include "sim/core/time.hpp"
 #include "sim/scenario/diagnostics.hpp"
+#include "sim/scenario/override.hpp"
 #include "sim/scenario/schema.hpp"
 
 namespace lockstep {
@@ -36,12 +37,11 @@ struct ScenarioLoad {
   Diagnostics diagnostics;
 };
 
-// `overrides` are "key.path=value" strings as given to --set; the value is YAML.
 [[nodiscard]] ScenarioLoad load_scenario_file(const std::filesystem::path& path,
-                                              const std::vector<std::string>& overrides);
+                                              const std::vector<Override>& overrides);
 // `name` stands for the file in messages.
 [[nodiscard]] ScenarioLoad load_scenario_text(std::string_view text, const std::string& name,
-                                              const std::vector<std::string>& overrides);
+                                              const std::vector<Override>& overrides);
 
 // Every key a scenario may hold, in declaration order.
 [[nodiscard]] std::vector<KeyDoc> scenario_keys();

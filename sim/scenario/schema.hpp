@@ -1,7 +1,7 @@
 // The declared shape of one config section: each key with its type, default and meaning, bound to a
 // member of the plain config struct it fills. One declaration serves three purposes so they cannot
-// drift apart: decoding YAML (with every problem collected), writing the resolved scenario back out,
-// and the key table that scenarios/README.md must match (a test compares them).
+// drift apart: decoding YAML (with every problem collected), writing the resolved scenario back
+// out, and the key table that scenarios/README.md must match (a test compares them).
 #pragma once
 
 #include <yaml-cpp/yaml.h>
@@ -91,9 +91,10 @@ class Schema {
         if (token.empty()) continue;
         const YAML::Node& current = found;
         const bool is_index = std::isdigit(static_cast<unsigned char>(token[0])) != 0;
-        const YAML::Node next = current.IsMap()                   ? current[token]
-                                : current.IsSequence() && is_index ? current[std::stoul(token)]
-                                                                   : YAML::Node(YAML::NodeType::Undefined);
+        const YAML::Node next = current.IsMap() ? current[token]
+                                : current.IsSequence() && is_index
+                                    ? current[std::stoul(token)]
+                                    : YAML::Node(YAML::NodeType::Undefined);
         if (!next.IsDefined()) break;
         found.reset(next);
       }
@@ -105,11 +106,12 @@ class Schema {
     DecodeContext& context_;
   };
 
-  // A scalar key. `default_text` is parsed like a value from a file; nullopt makes the key required,
-  // unless T is std::optional, where absence means "none".
+  // A scalar key. `default_text` is parsed like a value from a file; nullopt makes the key
+  // required, unless T is std::optional, where absence means "none".
   template <class T>
   Schema& value(std::string name, T Config::*member, std::optional<std::string> default_text,
-                std::string description, Constraint<typename detail::Unwrapped<T>::type> constraint = {}) {
+                std::string description,
+                Constraint<typename detail::Unwrapped<T>::type> constraint = {}) {
     using Value = typename detail::Unwrapped<T>::type;
     constexpr bool kOptional = detail::Unwrapped<T>::kOptional;
     Field f;
@@ -122,7 +124,8 @@ class Schema {
         return;
       }
       if (present && !node.IsScalar()) {
-        context.error(node, path, "expected a single value (" + std::string(Codec<Value>::kTypeName) + ")");
+        context.error(node, path,
+                      "expected a single value (" + std::string(Codec<Value>::kTypeName) + ")");
         return;
       }
       const Parsed<Value> parsed = Codec<Value>::parse(present ? node.Scalar() : *default_text);
@@ -157,8 +160,9 @@ class Schema {
 
   // A key whose value is one of a fixed set of words.
   template <class E>
-  Schema& choice(std::string name, E Config::*member, std::vector<std::pair<std::string, E>> options,
-                 std::string default_text, std::string description) {
+  Schema& choice(std::string name, E Config::*member,
+                 std::vector<std::pair<std::string, E>> options, std::string default_text,
+                 std::string description) {
     Field f;
     f.name = name;
     f.decode = [=](const YAML::Node& node, const YAML::Node&, const std::string& path, Config& out,
@@ -259,8 +263,8 @@ class Schema {
   }
 
   // `node` is this section's mapping (undefined when absent); `parent` locates messages about it.
-  void decode(const YAML::Node& node, const YAML::Node& parent, const std::string& path, Config& out,
-              DecodeContext& context) const {
+  void decode(const YAML::Node& node, const YAML::Node& parent, const std::string& path,
+              Config& out, DecodeContext& context) const {
     const bool present = node.IsDefined() && !node.IsNull();
     if (present && !node.IsMap()) {
       context.error(node, path, "expected a mapping of keys");
@@ -304,7 +308,8 @@ class Schema {
     return words;
   }
 
-  static std::string join(const std::vector<std::string>& words, std::string_view separator = ", ") {
+  static std::string join(const std::vector<std::string>& words,
+                          std::string_view separator = ", ") {
     std::string out;
     for (const std::string& w : words) {
       if (!out.empty()) out += separator;

@@ -1,7 +1,8 @@
-// Event-queue throughput in the classic hold model (Jones, CACM 1986): with N events pending, repeatedly
-// pop the earliest and push one at its time plus a random increment, so the queue size stays N. Runs
-// lockstep's Simulator (queue plus dispatch through one indirect call) against a std::priority_queue of
-// std::function events doing the same work, and prints events per second for each and their ratio.
+// Event-queue throughput in the classic hold model (Jones, CACM 1986): with N events pending,
+// repeatedly pop the earliest and push one at its time plus a random increment, so the queue size
+// stays N. Runs lockstep's Simulator (queue plus dispatch through one indirect call) against a
+// std::priority_queue of std::function events doing the same work, and prints events per second for
+// each and their ratio.
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -87,7 +88,8 @@ double std_function_rate(std::size_t pending, std::uint64_t events,
     next = next + 1 == inc.size() ? 0 : next + 1;
     queue.push(StdEvent{now + inc[next], sequence++, fire});
   };
-  for (std::size_t i = 0; i < pending; ++i) queue.push(StdEvent{inc[i % inc.size()], sequence++, fire});
+  for (std::size_t i = 0; i < pending; ++i)
+    queue.push(StdEvent{inc[i % inc.size()], sequence++, fire});
   const auto start = Clock::now();
   while (fired < events) {
     StdEvent e = queue.top();
@@ -106,9 +108,11 @@ int main() {
   std::printf("hold model: pop the earliest event, push one at now + Exp(1 us)\n");
   std::printf("%10s %14s %22s %22s %8s\n", "pending", "events", "lockstep (M events/s)",
               "std::function (M ev/s)", "ratio");
-  for (const std::size_t pending : {std::size_t{1'000}, std::size_t{10'000}, std::size_t{1'000'000}}) {
+  for (const std::size_t pending :
+       {std::size_t{1'000}, std::size_t{10'000}, std::size_t{1'000'000}}) {
     const std::uint64_t events = pending >= 1'000'000 ? 10'000'000 : 30'000'000;
-    // Best of three runs each: the machine is shared and noisy, the best run is the least disturbed.
+    // Best of three runs each: the machine is shared and noisy, the best run is the least
+    // disturbed.
     double ours = 0;
     double theirs = 0;
     for (int trial = 0; trial < 3; ++trial) {

@@ -62,9 +62,16 @@ TEST_CASE("formatting picks an exact spelling with few decimals in the largest f
   CHECK(format(rate("900GB/s")) == "7.2Tbps");
 }
 
+TEST_CASE("rounded formatting gives four significant digits for people") {
+  CHECK(format_rounded(Duration::ps(10'737'651'617'082)) == "10.74s");
+  CHECK(format_rounded(Duration::us(103'635)) == "103.6ms");
+  CHECK(format_rounded(Duration::ps(999)) == "999ps");
+  CHECK(format_rounded(Duration::s(7200)) == "7200s");
+}
+
 TEST_CASE("every spelling parses back to the value it was formatted from") {
-  for (const char* text : {"1ps", "999ps", "1.5us", "600ns", "12.345678ms", "3s", "10min", "2h",
-                           "1.000000000001s"}) {
+  for (const char* text :
+       {"1ps", "999ps", "1.5us", "600ns", "12.345678ms", "3s", "10min", "2h", "1.000000000001s"}) {
     const Duration d = duration(text);
     CAPTURE(text);
     CHECK(duration(format(d)) == d);

@@ -19,9 +19,15 @@ struct StringMaker<std::vector<std::string>> {
 namespace lockstep {
 namespace {
 
+std::vector<Override> as_set(const std::vector<std::string>& assignments) {
+  std::vector<Override> out;
+  for (const std::string& a : assignments) out.push_back(set_argument(a));
+  return out;
+}
+
 std::vector<std::string> problems(const std::string& yaml,
                                   const std::vector<std::string>& overrides = {}) {
-  const ScenarioLoad load = load_scenario_text(yaml, "s.yaml", overrides);
+  const ScenarioLoad load = load_scenario_text(yaml, "s.yaml", as_set(overrides));
   std::vector<std::string> out;
   for (const Diagnostic& d : load.diagnostics.all()) out.push_back(d.to_string());
   CHECK(load.loaded.has_value() == out.empty());
@@ -29,7 +35,7 @@ std::vector<std::string> problems(const std::string& yaml,
 }
 
 Scenario scenario(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
-  ScenarioLoad load = load_scenario_text(yaml, "s.yaml", overrides);
+  ScenarioLoad load = load_scenario_text(yaml, "s.yaml", as_set(overrides));
   REQUIRE(load.diagnostics.empty());
   return load.loaded->scenario;
 }
@@ -118,12 +124,12 @@ TEST_CASE("rules across keys point at the key that breaks them") {
   CHECK(problems("job:\n  ranks: 8\n  slow_ranks:\n    - {rank: 8, slowdown: 5%}\n") ==
         Lines{"s.yaml:4:14: job.slow_ranks[0].rank: rank 8 does not exist (ranks: 8)"});
   CHECK(problems("job:\n  ranks: 12\n  all_reduce: {algorithm: recursive_doubling}\n") ==
-        Lines{"s.yaml:2:10: job.ranks: 12 ranks: the chosen all-reduce algorithm needs a power of two"});
+        Lines{"s.yaml:2:10: job.ranks: 12 ranks: the chosen all-reduce algorithm needs a power of "
+              "two"});
 }
 
 TEST_CASE("a YAML syntax error gives its line and column") {
-  CHECK(problems("job:\n  ranks: [8\n") ==
-        Lines{"s.yaml:3:1: end of sequence flow not found"});
+  CHECK(problems("job:\n  ranks: [8\n") == Lines{"s.yaml:3:1: end of sequence flow not found"});
 }
 
 TEST_CASE("--set overrides any key, and problems in it name the argument") {
@@ -140,12 +146,38 @@ TEST_CASE("--set overrides any key, and problems in it name the argument") {
         Lines{"--set job.rnaks=3: job.rnaks: unknown key (did you mean 'ranks'?)"});
   CHECK(problems("", {"job.ranks"}) == Lines{"--set job.ranks: expected key.path=value"});
   CHECK(problems("", {"job..ranks=3"}) ==
-        Lines{"--set job..ranks=3: job..ranks: empty key in path"});
+        Lines{"--set job..ranks=3: job..ranks: malformed key path (write e.g. "
+              "job.slow_ranks[0].rank)"});
+}
+
+TEST_CASE("--set reaches into list items that exist, and says so when they do not") {
+  const std::string two_slow =
+      "job:\n  slow_ranks:\n    - {rank: 1, slowdown: 5%}\n    - {rank: 2, slowdown: 5%}\n";
+  const Scenario s = scenario(two_slow, {"job.slow_ranks[1].slowdown=20%"});
+  CHECK(s.job.slow_ranks[1].slowdown == doctest::Approx(0.2));
+  CHECK(s.job.slow_ranks[0].slowdown == doctest::Approx(0.05));
+  CHECK(problems(two_slow, {"job.slow_ranks[2].rank=3"}) ==
+        Lines{"--set job.slow_ranks[2].rank=3: job.slow_ranks[2].rank: 'job.slow_ranks' has no "
+              "item 2 (it has 2)"});
+  CHECK(problems(two_slow, {"job.slow_ranks[0].rnak=3"}) ==
+        Lines{"--set job.slow_ranks[0].rnak=3: job.slow_ranks[0].rnak: unknown key (did you mean "
+              "'rank'?)"});
+  CHECK(problems("", {"job.ranks[0]=3"}) ==
+        Lines{"--set job.ranks[0]=3: job.ranks[0]: 'job.ranks' has no item 0 (it is not a list)"});
+}
+
+TEST_CASE("shorthand options are named as the user typed them") {
+  const ScenarioLoad load =
+      load_scenario_text("", "s.yaml", {Override{"simulation.seed=-1", "--seed -1"}});
+  REQUIRE(load.diagnostics.all().size() == 1);
+  CHECK(load.diagnostics.all()[0].to_string() ==
+        "--seed -1: simulation.seed: '-1' is negative; expected a whole number of 0 or more");
 }
 
 TEST_CASE("the resolved scenario decodes to itself") {
-  const ScenarioLoad first = load_scenario_text(
-      "job:\n  ranks: 8\n  slow_ranks: [{rank: 2, slowdown: 10%}]\n", "s.yaml", {"simulation.until=3s"});
+  const ScenarioLoad first =
+      load_scenario_text("job:\n  ranks: 8\n  slow_ranks: [{rank: 2, slowdown: 10%}]\n", "s.yaml",
+                         as_set({"simulation.until=3s"}));
   REQUIRE(first.loaded);
   const ScenarioLoad second = load_scenario_text(first.loaded->resolved_yaml, "resolved.yaml", {});
   REQUIRE(second.loaded);
@@ -158,7 +190,7 @@ TEST_CASE("a missing scenario file is reported by name") {
   const ScenarioLoad load = load_scenario_file("/nonexistent/s.yaml", {});
   REQUIRE(load.diagnostics.all().size() == 1);
   CHECK(load.diagnostics.all()[0].to_string() ==
-        "/nonexistent/s.yaml: cannot read the scenario file");
+        "/nonexistent/s.yaml: cannot read the scenario file: No such file or directory");
 }
 
 }  // namespace
