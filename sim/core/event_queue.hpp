@@ -52,12 +52,6 @@ class EventQueue {
   [[nodiscard]] bool empty() const { return size_ == 0; }
   [[nodiscard]] std::size_t size() const { return size_; }
 
-  // Time of the earliest event; the queue must not be empty.
-  [[nodiscard]] Time next_time() {
-    settle();
-    return buckets_[0].front().at;
-  }
-
   // `at` must not precede the time of the last event popped.
   void push(Time at, Phase phase, EventFn fn, void* target, std::uint64_t arg) {
     assert(at.ps() >= base_);
@@ -73,14 +67,24 @@ class EventQueue {
     ++size_;
   }
 
-  // Removes and returns the earliest event; the queue must not be empty.
-  Event pop() {
+  // Removes the earliest event into `out`, unless it lies after `limit`; the queue must not be
+  // empty.
+  [[nodiscard]] bool pop_not_after(Time limit, Event& out) {
     settle();
+    if (base_ > limit.ps()) return false;
     std::vector<Event>& now = buckets_[0];
     if (now.size() > 1) std::pop_heap(now.begin(), now.end(), LaterInOrder{});
-    const Event earliest = now.back();
+    out = now.back();
     now.pop_back();
     --size_;
+    return true;
+  }
+
+  // Removes and returns the earliest event; the queue must not be empty.
+  Event pop() {
+    Event earliest{};
+    [[maybe_unused]] const bool popped = pop_not_after(Time::max(), earliest);
+    assert(popped);
     return earliest;
   }
 

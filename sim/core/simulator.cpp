@@ -5,12 +5,12 @@ namespace lockstep {
 RunOutcome Simulator::run(Time limit) {
   stop_requested_ = false;
   std::uint64_t until_monitor = monitor_period_;
+  Event event{};
   while (!queue_.empty()) {
-    if (queue_.next_time() > limit) {
+    if (!queue_.pop_not_after(limit, event)) {
       now_ = limit;
       return RunOutcome::kReachedLimit;
     }
-    const Event event = queue_.pop();
     now_ = event.at;
     event.fire();
     ++events_processed_;

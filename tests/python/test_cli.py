@@ -167,6 +167,20 @@ class BadInput(CliTestCase):
         self.assertFalse((self.dir / "no").exists())
         self.assert_nothing_written(out)
 
+    def test_an_output_path_that_is_a_directory_is_refused_before_running(self):
+        taken = self.dir / "taken.h5"
+        taken.mkdir()
+        result = lockstep("run", "-o", taken, *SMALL)
+        self.assert_exit(result, 2)
+        self.assertIn(f"cannot write '{taken}': it is a directory", result.stderr)
+        self.assertEqual(list(taken.iterdir()), [])
+        self.assertFalse(Path(f"{taken}.partial").exists())
+
+    def test_a_shorthand_option_is_named_as_typed_in_its_error(self):
+        result = lockstep("run", "-o", self.dir / "x.h5", "--seed", "-1")
+        self.assert_exit(result, 2)
+        self.assertIn("--seed -1: simulation.seed: '-1' is negative", result.stderr)
+
     def test_a_scenario_file_that_does_not_exist_exits_2(self):
         result = lockstep("run", self.dir / "missing.yaml", cwd=self.dir)
         self.assert_exit(result, 2)
