@@ -26,7 +26,7 @@ void Timer::on_event(void* self, std::uint64_t generation) {
     return;
   }
   timer.armed_ = false;
-  timer.callback_(timer.owner_, 0);
+  timer.callback_(timer.owner_, timer.argument_);
 }
 
 }  // namespace lockstep

@@ -15,10 +15,12 @@ namespace lockstep {
 
 class Timer {
  public:
+  // The timer calls `owner->Method()`, or `owner->Method(argument)` when Method takes one.
   template <auto Method>
   static Timer calling(Simulator& sim,
-                       typename detail::MethodTraits<decltype(Method)>::Class* owner) {
-    return Timer(sim, &detail::invoke<Method>, owner);
+                       typename detail::MethodTraits<decltype(Method)>::Class* owner,
+                       std::uint64_t argument = 0) {
+    return Timer(sim, &detail::invoke<Method>, owner, argument);
   }
 
   Timer(const Timer&) = delete;
@@ -32,8 +34,8 @@ class Timer {
   [[nodiscard]] Time deadline() const { return deadline_; }
 
  private:
-  Timer(Simulator& sim, EventFn callback, void* owner)
-      : sim_(sim), callback_(callback), owner_(owner) {}
+  Timer(Simulator& sim, EventFn callback, void* owner, std::uint64_t argument)
+      : sim_(sim), callback_(callback), owner_(owner), argument_(argument) {}
 
   static void on_event(void* self, std::uint64_t generation);
   void push_event(Time at);
@@ -41,6 +43,7 @@ class Timer {
   Simulator& sim_;
   EventFn callback_;
   void* owner_;
+  std::uint64_t argument_;
   Time deadline_;
   Time pending_at_;
   std::uint64_t generation_ = 0;

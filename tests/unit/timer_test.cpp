@@ -78,5 +78,23 @@ TEST_CASE("a timer cancelled and re-armed fires at the re-armed deadline only") 
   CHECK(owner.fired_at == std::vector<std::int64_t>{250});
 }
 
+struct Many {
+  explicit Many(Simulator& s) : sim(s) {}
+  Simulator& sim;
+  Timer first = Timer::calling<&Many::expired>(sim, this, 1);
+  Timer second = Timer::calling<&Many::expired>(sim, this, 2);
+  std::vector<std::uint64_t> which;
+  void expired(std::uint64_t id) { which.push_back(id); }
+};
+
+TEST_CASE("timers of one owner tell it which one fired") {
+  Simulator sim;
+  Many owner(sim);
+  owner.second.arm_at(Time::from_ps(10));
+  owner.first.arm_at(Time::from_ps(20));
+  (void)sim.run();
+  CHECK(owner.which == std::vector<std::uint64_t>{2, 1});
+}
+
 }  // namespace
 }  // namespace lockstep

@@ -1,0 +1,80 @@
+// A packet as the fabric sees it: a small pooled value carried by pointer from port to port. Sizes
+// are wire bytes (payload plus headers). Packets live in an ObjectPool owned by the network and are
+// chained through `next` into FIFOs, so queueing one allocates nothing.
+#pragma once
+
+#include <cstdint>
+
+#include "sim/core/time.hpp"
+
+namespace lockstep {
+
+enum class PacketKind : std::uint8_t {
+  kData,
+  kAck,    // cumulative: everything before `sequence` arrived
+  kNack,   // go-back-N: resend from `sequence`
+  kCnp,    // DCQCN congestion notification, receiver to sender
+  kPause,  // IEEE 802.1Qbb per-priority pause; hop by hop, never routed
+};
+
+// Control frames (ACK, NACK, CNP, pause) travel in a strict-priority class of their own, ahead of
+// data and never paused, as RoCE deployments configure them.
+[[nodiscard]] constexpr bool is_control(PacketKind kind) { return kind != PacketKind::kData; }
+
+struct Packet {
+  PacketKind kind = PacketKind::kData;
+  std::uint8_t priority = 0;  // traffic class of data packets; for a pause, the class it pauses
+  bool ecn_capable = true;
+  bool congestion_experienced = false;  // ECN CE mark set by a switch
+  std::uint16_t pause_quanta = 0;       // for kPause: in units of 512 bit times; 0 resumes
+  std::uint16_t ingress_port = 0;       // at the switch holding it, for buffer accounting
+  std::int32_t size_bytes = 0;          // on the wire
+  std::int32_t source = 0;              // endpoint ids
+  std::int32_t destination = 0;
+  std::uint32_t flow = 0;          // queue pair, network-wide
+  std::uint64_t sequence = 0;      // packet sequence number within the flow
+  std::uint64_t entropy = 0;       // ECMP hash input: fixed per flow
+  std::int32_t payload_bytes = 0;  // data bytes carried (data packets)
+  Time sent_at;                    // when the sender first put it on the wire
+  Time arrives_at;                 // when its last bit reaches the far end of its current link
+  Packet* next = nullptr;          // FIFO chaining
+};
+
+// Intrusive FIFO of packets: O(1) push and pop, no allocation.
+class PacketFifo {
+ public:
+  [[nodiscard]] bool empty() const { return head_ == nullptr; }
+  [[nodiscard]] Packet* front() const { return head_; }
+  [[nodiscard]] std::int64_t bytes() const { return bytes_; }
+  [[nodiscard]] std::int64_t size() const { return count_; }
+
+  void push(Packet* p) {
+    p->next = nullptr;
+    if (tail_ == nullptr) {
+      head_ = p;
+    } else {
+      tail_->next = p;
+    }
+    tail_ = p;
+    bytes_ += p->size_bytes;
+    ++count_;
+  }
+
+  Packet* pop() {
+    Packet* p = head_;
+    head_ = p->next;
+    if (head_ == nullptr) tail_ = nullptr;
+    p->next = nullptr;
+    bytes_ -= p->size_bytes;
+    --count_;
+    return p;
+  }
+
+ private:
+  Packet* head_ = nullptr;
+  Packet* tail_ = nullptr;
+  std::int64_t bytes_ = 0;
+  std::int64_t count_ = 0;
+};
+
+}  // namespace lockstep

@@ -1,0 +1,114 @@
+#include "models/fabric/switch.hpp"
+
+#include "models/fabric/ecn_marking.hpp"
+
+namespace lockstep {
+namespace {
+
+std::size_t slot(std::uint16_t port, int traffic_class) {
+  return static_cast<std::size_t>(port) * kTrafficClasses + static_cast<std::size_t>(traffic_class);
+}
+
+}  // namespace
+
+Switch::Switch(Simulator& sim, std::int32_t node, const SwitchConfig& config,
+               const Routing& routing, ObjectPool<Packet>& packets, RandomStream marking,
+               const std::vector<Link*>& links, const std::vector<BitRate>& rates,
+               std::vector<Bytes> headroom)
+    : sim_(sim),
+      node_(node),
+      config_(config),
+      routing_(routing),
+      packets_(packets),
+      marking_(marking),
+      buffer_(config, std::move(headroom)),
+      xoff_sent_(links.size() * kTrafficClasses, 0),
+      refresh_generation_(links.size() * kTrafficClasses, 0) {
+  ports_.reserve(links.size());
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    ports_.push_back(std::make_unique<EgressPort>(sim, rates[i], *links[i], *this,
+                                                  static_cast<std::uint16_t>(i)));
+  }
+}
+
+void Switch::receive(Packet* packet, std::uint16_t ingress_port) {
+  if (packet->kind == PacketKind::kPause) {
+    ports_[ingress_port]->apply_pause(packet->priority, packet->pause_quanta);
+    packets_.release(packet);
+    return;
+  }
+  const std::uint16_t egress = routing_.choose_port(node_, packet->destination, packet->entropy);
+  EgressPort& out = *ports_[egress];
+  if (is_control(packet->kind)) {
+    out.enqueue(packet);  // control frames bypass buffer accounting (see header)
+    return;
+  }
+  const int c = packet->priority;
+  packet->ingress_port = ingress_port;
+  const SharedBuffer::Admission where = buffer_.admit(ingress_port, c, packet->size_bytes);
+  ClassCounters& counters = out.counters().classes[static_cast<std::size_t>(c)];
+  if (where == SharedBuffer::Admission::kDrop) {
+    const bool lossless = config_.pfc.lossless.test(static_cast<std::size_t>(c));
+    headroom_overflows_ += lossless ? 1 : 0;
+    ++counters.dropped_packets;
+    counters.dropped_bytes += packet->size_bytes;
+    dropped_payload_bytes_ += packet->payload_bytes;
+    packets_.release(packet);
+    return;
+  }
+  if (config_.pfc.lossless.test(static_cast<std::size_t>(c)) &&
+      !xoff_sent_[slot(ingress_port, c)] && buffer_.over_xoff(ingress_port, c)) {
+    xoff_sent_[slot(ingress_port, c)] = 1;
+    send_pause(ingress_port, c, kPauseQuanta);
+    schedule_refresh(ingress_port, c);
+  }
+  if (packet->ecn_capable) {
+    const double p = ecn_mark_probability(config_.ecn, out.queue_bytes(c));
+    if (p > 0.0 && (p >= 1.0 || marking_.uniform() < p)) {
+      packet->congestion_experienced = true;
+      ++counters.ecn_marked;
+    }
+  }
+  out.enqueue(packet);
+}
+
+void Switch::on_departure(Packet* packet, std::uint16_t /*port*/) {
+  if (is_control(packet->kind)) return;
+  const std::uint16_t ingress = packet->ingress_port;
+  const int c = packet->priority;
+  buffer_.release(ingress, c, packet->size_bytes);
+  if (xoff_sent_[slot(ingress, c)] && buffer_.below_xon(ingress, c)) {
+    xoff_sent_[slot(ingress, c)] = 0;
+    ++refresh_generation_[slot(ingress, c)];
+    send_pause(ingress, c, 0);
+  }
+}
+
+void Switch::send_pause(std::uint16_t port, int traffic_class, std::uint16_t quanta) {
+  Packet* frame = packets_.acquire();
+  frame->kind = PacketKind::kPause;
+  frame->priority = static_cast<std::uint8_t>(traffic_class);
+  frame->pause_quanta = quanta;
+  frame->size_bytes = kPauseFrameBytes;
+  ++ports_[port]->counters().classes[static_cast<std::size_t>(traffic_class)].pauses_sent;
+  ports_[port]->enqueue(frame);
+}
+
+void Switch::schedule_refresh(std::uint16_t port, int traffic_class) {
+  const std::size_t s = slot(port, traffic_class);
+  const Duration half_pause =
+      tx_time(Bytes(std::int64_t{kPauseQuanta} * 64 / 2), ports_[port]->rate());
+  const std::uint64_t key = (std::uint64_t{refresh_generation_[s]} << 32) | s;
+  sim_.schedule_in<&Switch::refresh_pause>(half_pause, this, key);
+}
+
+void Switch::refresh_pause(std::uint64_t key) {
+  const std::size_t s = static_cast<std::size_t>(key & 0xFFFFFFFFU);
+  if ((key >> 32) != refresh_generation_[s] || !xoff_sent_[s]) return;
+  const auto port = static_cast<std::uint16_t>(s / kTrafficClasses);
+  const int traffic_class = static_cast<int>(s % kTrafficClasses);
+  send_pause(port, traffic_class, kPauseQuanta);
+  schedule_refresh(port, traffic_class);
+}
+
+}  // namespace lockstep

@@ -1,0 +1,65 @@
+// An output-queued shared-buffer switch: packets arriving on an ingress port are routed by per-flow
+// ECMP, admitted into the shared buffer (shared_buffer.hpp), ECN-marked by RED on the egress class
+// queue and queued at the egress port. Pause frames from a neighbour pause the egress port they
+// arrive on; the switch's own XOFF/XON go out of the ingress port that filled up, as real frames on
+// the reverse link, and XOFF is refreshed at half its pause time while the class stays above XON.
+// Zero switching latency (store and forward only, as in the benchmark configuration). Left out:
+// cut-through, control frames' buffer use, and per-queue egress limits.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "models/fabric/egress_port.hpp"
+#include "models/fabric/routing.hpp"
+#include "models/fabric/shared_buffer.hpp"
+#include "models/fabric/switch_config.hpp"
+#include "sim/core/object_pool.hpp"
+#include "sim/core/random.hpp"
+
+namespace lockstep {
+
+class Switch final : public PacketReceiver, public PortOwner {
+ public:
+  // `links[i]` carries what port i transmits; `rates[i]` is its speed; `headroom[i]` its PFC
+  // headroom.
+  Switch(Simulator& sim, std::int32_t node, const SwitchConfig& config, const Routing& routing,
+         ObjectPool<Packet>& packets, RandomStream marking, const std::vector<Link*>& links,
+         const std::vector<BitRate>& rates, std::vector<Bytes> headroom);
+
+  void receive(Packet* packet, std::uint16_t ingress_port) override;
+  void on_departure(Packet* packet, std::uint16_t port) override;
+
+  [[nodiscard]] std::size_t port_count() const { return ports_.size(); }
+  [[nodiscard]] EgressPort& port(std::size_t i) { return *ports_[i]; }
+  [[nodiscard]] const EgressPort& port(std::size_t i) const { return *ports_[i]; }
+  [[nodiscard]] const SharedBuffer& buffer() const { return buffer_; }
+  [[nodiscard]] std::int32_t node() const { return node_; }
+  // Packets of lossless classes dropped because their PFC headroom was full (a sizing error).
+  [[nodiscard]] std::int64_t headroom_overflows() const { return headroom_overflows_; }
+  [[nodiscard]] std::int64_t dropped_payload_bytes() const { return dropped_payload_bytes_; }
+
+  static constexpr std::uint16_t kPauseQuanta = 0xFFFF;
+  static constexpr std::int32_t kPauseFrameBytes = 64;
+
+ private:
+  void send_pause(std::uint16_t port, int traffic_class, std::uint16_t quanta);
+  void refresh_pause(std::uint64_t key);
+  void schedule_refresh(std::uint16_t port, int traffic_class);
+
+  Simulator& sim_;
+  std::int32_t node_;
+  const SwitchConfig& config_;
+  const Routing& routing_;
+  ObjectPool<Packet>& packets_;
+  RandomStream marking_;
+  SharedBuffer buffer_;
+  std::vector<std::unique_ptr<EgressPort>> ports_;
+  std::vector<std::uint8_t> xoff_sent_;            // per (port, class)
+  std::vector<std::uint32_t> refresh_generation_;  // per (port, class): invalidates stale refreshes
+  std::int64_t headroom_overflows_ = 0;
+  std::int64_t dropped_payload_bytes_ = 0;
+};
+
+}  // namespace lockstep

@@ -1,0 +1,40 @@
+// Configuration of a switch's shared buffer, PFC and ECN marking (see shared_buffer.hpp,
+// switch.hpp).
+#pragma once
+
+#include <bitset>
+#include <optional>
+
+#include "models/fabric/port_counters.hpp"
+#include "sim/core/bytes.hpp"
+
+namespace lockstep {
+
+struct PfcConfig {
+  std::bitset<kTrafficClasses> lossless;  // classes protected by PFC; the others drop when full
+  // Dynamic threshold (Broadcom style): an ingress class may take shared buffer while it holds less
+  // than alpha x (free shared buffer); past that the switch sends XOFF.
+  double alpha = 1.0 / 8;
+  // Space kept per ingress port for what is still in flight when XOFF goes out; when absent,
+  // derived from the link (see shared_buffer.hpp).
+  std::optional<Bytes> headroom;
+  // Resume (XON) once the ingress class is this far below its threshold, and its headroom is empty.
+  Bytes xon_gap = Bytes(2 * 1048);
+};
+
+struct EcnConfig {
+  bool enabled = true;
+  Bytes kmin = Bytes(400'000);
+  Bytes kmax = Bytes(1'600'000);
+  double pmax = 0.2;
+};
+
+struct SwitchConfig {
+  Bytes buffer = Bytes(32'000'000);
+  PfcConfig pfc;
+  EcnConfig ecn;
+  // Lossy classes use the same dynamic threshold rule, without headroom.
+  double lossy_alpha = 1.0 / 8;
+};
+
+}  // namespace lockstep

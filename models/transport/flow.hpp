@@ -1,0 +1,58 @@
+// One queue pair's state at both ends: the sender's messages, sequence numbers, pacing and DCQCN
+// reaction point, and the receiver's expected sequence and DCQCN notification point. Kept in one
+// record per flow in the network's flow table, so a NIC finds either half by the packet's flow id
+// without a hash lookup. Sequence numbers run across messages; a message occupies a contiguous
+// range of them.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+
+#include "models/cc/dcqcn.hpp"
+#include "models/transport/message.hpp"
+#include "sim/core/timer.hpp"
+
+namespace lockstep {
+
+struct PendingMessage {
+  Message message;
+  MessageTimes times;
+  std::uint64_t first_sequence = 0;
+  std::uint64_t end_sequence = 0;  // one past its last packet
+  std::int64_t last_payload = 0;   // bytes in its last packet (the others carry a full payload)
+  bool delivered = false;
+};
+
+struct Flow {
+  std::uint32_t id = 0;
+  std::int32_t source = 0;
+  std::int32_t destination = 0;
+  std::uint64_t entropy = 0;
+  std::uint8_t traffic_class = 0;
+
+  // Sender.
+  std::deque<PendingMessage> messages;  // not yet acknowledged, oldest first
+  std::uint64_t next_sequence = 0;      // next packet to send (moves back on go-back-N)
+  std::uint64_t unacknowledged = 0;     // oldest packet not yet acknowledged
+  std::uint64_t end_sequence = 0;       // one past the last packet of the last message posted
+  Time next_send_allowed;               // pacing at the current rate
+  bool active = false;                  // in its NIC's list of flows with something to send
+  std::optional<DcqcnReactionPoint> reaction_point;
+  Time next_alpha_update;
+  Time next_rate_increase;
+  std::unique_ptr<Timer> retransmit;  // created by the sending NIC, which it calls
+  std::int64_t retransmitted_packets = 0;
+  std::int64_t cnps_received = 0;
+
+  // Receiver.
+  std::uint64_t expected_sequence = 0;
+  bool nack_outstanding = false;  // a NACK for expected_sequence went out; wait for it to be filled
+  std::optional<DcqcnNotificationPoint> notification_point;
+  std::int64_t cnps_sent = 0;
+
+  [[nodiscard]] bool has_unsent() const { return next_sequence < end_sequence; }
+};
+
+}  // namespace lockstep

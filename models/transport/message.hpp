@@ -1,0 +1,34 @@
+// A message: bytes one endpoint sends to another over one queue pair, the unit collectives and
+// traffic generators hand to the network (`Network::send`).
+#pragma once
+
+#include <cstdint>
+
+#include "sim/core/bytes.hpp"
+#include "sim/core/time.hpp"
+
+namespace lockstep {
+
+struct Message {
+  std::uint64_t id = 0;
+  std::int32_t source = 0;  // endpoint ids
+  std::int32_t destination = 0;
+  Bytes size;
+  std::uint32_t queue_pair = 0;  // which of the (source, destination) queue pairs carries it
+};
+
+struct MessageTimes {
+  Time submitted;
+  Time first_sent;
+  Time delivered;     // last byte arrived at the destination
+  Time acknowledged;  // the sender knows: the message is complete
+};
+
+// Told when a message has been acknowledged in full.
+class MessageListener {
+ public:
+  virtual ~MessageListener() = default;
+  virtual void on_message_complete(const Message& message, const MessageTimes& times) = 0;
+};
+
+}  // namespace lockstep

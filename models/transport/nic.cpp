@@ -1,0 +1,298 @@
+#include "models/transport/nic.hpp"
+
+#include <algorithm>
+
+namespace lockstep {
+namespace {
+
+constexpr std::uint16_t kStormQuanta = 0xFFFF;
+
+}  // namespace
+
+Nic::Nic(Simulator& sim, std::int32_t endpoint, const TransportConfig& config, BitRate rate,
+         Link& uplink, ObjectPool<Packet>& packets, std::deque<Flow>& flows,
+         MessageListener& listener)
+    : sim_(sim),
+      endpoint_(endpoint),
+      config_(config),
+      rate_(rate),
+      packets_(packets),
+      flows_(flows),
+      listener_(listener),
+      port_(sim, rate, uplink, *this, 0) {}
+
+BitRate Nic::flow_rate(const Flow& flow) const {
+  return flow.reaction_point ? std::min(flow.reaction_point->rate(), rate_) : rate_;
+}
+
+void Nic::post(Flow& flow) {
+  if (!flow.retransmit) {
+    flow.retransmit = std::unique_ptr<Timer>(
+        new Timer(Timer::calling<&Nic::on_retransmit_timeout>(sim_, this, flow.id)));
+  }
+  activate(flow);
+  try_send();
+}
+
+void Nic::activate(Flow& flow) {
+  if (flow.active || !flow.has_unsent()) return;
+  flow.active = true;
+  active_.push_back(flow.id);
+}
+
+void Nic::try_send() {
+  // One data packet waits behind the one on the wire at most: pacing decisions stay current, and a
+  // departure always finds the next packet ready, so the link never idles while a flow may send.
+  if (port_.queue_bytes(config_.data_class) > 0) return;
+  const Time now = sim_.now();
+  Time earliest = Time::max();
+  std::size_t scanned = 0;
+  while (scanned < active_.size()) {
+    if (next_active_ >= active_.size()) next_active_ = 0;
+    Flow& flow = flows_[active_[next_active_]];
+    if (!flow.has_unsent()) {
+      flow.active = false;
+      active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(next_active_));
+      continue;
+    }
+    if (flow.next_send_allowed <= now) {
+      send_data(flow);
+      ++next_active_;
+      return;
+    }
+    earliest = std::min(earliest, flow.next_send_allowed);
+    ++next_active_;
+    ++scanned;
+  }
+  if (earliest < wake_at_) {
+    wake_at_ = earliest;
+    sim_.schedule<&Nic::wake>(earliest, this);
+  }
+}
+
+void Nic::wake() {
+  if (sim_.now() < wake_at_) return;  // superseded by an earlier wake-up
+  wake_at_ = Time::max();
+  try_send();
+}
+
+std::int64_t Nic::payload_of(const Flow& flow, std::uint64_t sequence) const {
+  for (const PendingMessage& m : flow.messages) {
+    if (sequence < m.end_sequence) {
+      return sequence + 1 == m.end_sequence ? m.last_payload : config_.payload_per_packet.count();
+    }
+  }
+  return config_.payload_per_packet.count();
+}
+
+void Nic::send_data(Flow& flow) {
+  const Time now = sim_.now();
+  catch_up_dcqcn_timers(flow);
+  const std::uint64_t sequence = flow.next_sequence++;
+  for (PendingMessage& m : flow.messages) {
+    if (sequence < m.end_sequence) {
+      if (sequence == m.first_sequence && m.times.first_sent == Time()) m.times.first_sent = now;
+      break;
+    }
+  }
+  Packet* packet = packets_.acquire();
+  packet->kind = PacketKind::kData;
+  packet->priority = flow.traffic_class;
+  packet->payload_bytes = static_cast<std::int32_t>(payload_of(flow, sequence));
+  packet->size_bytes = packet->payload_bytes + static_cast<std::int32_t>(config_.header.count());
+  packet->source = flow.source;
+  packet->destination = flow.destination;
+  packet->flow = flow.id;
+  packet->sequence = sequence;
+  packet->entropy = flow.entropy;
+  packet->sent_at = now;
+  if (flow.reaction_point) flow.reaction_point->on_bytes_sent(Bytes(packet->size_bytes));
+  flow.next_send_allowed = now + tx_time(Bytes(packet->size_bytes), flow_rate(flow));
+  flow.retransmit->arm_in(config_.retransmit_timeout);
+  data_payload_sent_ += packet->payload_bytes;
+  port_.enqueue(packet);
+}
+
+void Nic::send_control(PacketKind kind, const Flow& flow, std::uint64_t sequence) {
+  Packet* packet = packets_.acquire();
+  packet->kind = kind;
+  packet->priority = flow.traffic_class;
+  packet->size_bytes = static_cast<std::int32_t>(config_.control_frame.count());
+  packet->source = flow.destination;
+  packet->destination = flow.source;
+  packet->flow = flow.id;
+  packet->sequence = sequence;
+  packet->entropy = flow.entropy;
+  packet->sent_at = sim_.now();
+  port_.enqueue(packet);
+}
+
+void Nic::receive(Packet* packet, std::uint16_t /*ingress_port*/) {
+  switch (packet->kind) {
+    case PacketKind::kData:
+      on_data(packet);
+      break;
+    case PacketKind::kAck:
+      on_ack(flows_[packet->flow], packet->sequence);
+      break;
+    case PacketKind::kNack:
+      on_nack(flows_[packet->flow], packet->sequence);
+      break;
+    case PacketKind::kCnp:
+      on_cnp(flows_[packet->flow]);
+      break;
+    case PacketKind::kPause:
+      port_.apply_pause(packet->priority, packet->pause_quanta);
+      break;
+  }
+  packets_.release(packet);
+}
+
+void Nic::on_departure(Packet* packet, std::uint16_t /*port*/) {
+  if (packet->kind == PacketKind::kData) try_send();
+}
+
+void Nic::on_data(Packet* packet) {
+  Flow& flow = flows_[packet->flow];
+  const Time now = sim_.now();
+  data_payload_received_ += packet->payload_bytes;
+  if (packet->sequence == flow.expected_sequence) {
+    ++flow.expected_sequence;
+    flow.nack_outstanding = false;
+    for (PendingMessage& m : flow.messages) {
+      if (m.end_sequence > flow.expected_sequence) break;
+      if (!m.delivered) {
+        m.delivered = true;
+        m.times.delivered = now;
+      }
+    }
+    send_control(PacketKind::kAck, flow, flow.expected_sequence);
+  } else if (packet->sequence > flow.expected_sequence) {
+    if (!flow.nack_outstanding) {
+      flow.nack_outstanding = true;
+      send_control(PacketKind::kNack, flow, flow.expected_sequence);
+    }
+  } else {
+    send_control(PacketKind::kAck, flow, flow.expected_sequence);
+  }
+  if (packet->congestion_experienced && flow.notification_point &&
+      flow.notification_point->should_send_cnp(now)) {
+    ++flow.cnps_sent;
+    send_control(PacketKind::kCnp, flow, packet->sequence);
+  }
+}
+
+void Nic::on_ack(Flow& flow, std::uint64_t sequence) {
+  if (sequence <= flow.unacknowledged) return;
+  flow.unacknowledged = sequence;
+  while (!flow.messages.empty() && flow.messages.front().end_sequence <= flow.unacknowledged) {
+    PendingMessage done = flow.messages.front();
+    flow.messages.pop_front();
+    done.times.acknowledged = sim_.now();
+    listener_.on_message_complete(done.message, done.times);
+  }
+  if (flow.unacknowledged >= flow.end_sequence) {
+    flow.retransmit->cancel();
+  } else {
+    flow.retransmit->arm_in(config_.retransmit_timeout);
+  }
+}
+
+void Nic::on_nack(Flow& flow, std::uint64_t sequence) {
+  on_ack(flow, sequence);
+  if (sequence < flow.next_sequence) {
+    flow.retransmitted_packets += static_cast<std::int64_t>(flow.next_sequence - sequence);
+    flow.next_sequence = sequence;
+    activate(flow);
+    try_send();
+  }
+}
+
+void Nic::on_retransmit_timeout(std::uint64_t flow_id) {
+  Flow& flow = flows_[flow_id];
+  if (flow.unacknowledged >= flow.next_sequence) return;
+  flow.retransmitted_packets += static_cast<std::int64_t>(flow.next_sequence - flow.unacknowledged);
+  flow.next_sequence = flow.unacknowledged;
+  flow.retransmit->arm_in(config_.retransmit_timeout);
+  activate(flow);
+  try_send();
+}
+
+void Nic::on_cnp(Flow& flow) {
+  ++flow.cnps_received;
+  if (!flow.reaction_point) return;
+  catch_up_dcqcn_timers(flow);
+  if (flow.reaction_point->on_cnp(sim_.now()) == CnpOutcome::kRateCut) {
+    // A cut restarts the rate-increase timer (Zhu et al., SIGCOMM'15, RP state machine).
+    flow.next_rate_increase = sim_.now() + config_.dcqcn->rate_increase_period;
+  }
+}
+
+void Nic::catch_up_dcqcn_timers(Flow& flow) {
+  if (!flow.reaction_point) return;
+  DcqcnReactionPoint& rp = *flow.reaction_point;
+  const DcqcnParams& params = *config_.dcqcn;
+  const Time now = sim_.now();
+  // Replays, in time order, the timer expiries and the deferred cut that fell due since the flow
+  // last looked. Alpha and rate-increase expiries do not interact; only their order relative to a
+  // cut matters, and expiries at the instant of a cut come first.
+  while (true) {
+    const bool cut_due = rp.cut_pending() && rp.deferred_cut_time() <= now;
+    const Time until = cut_due ? rp.deferred_cut_time() : now;
+    if (flow.next_alpha_update <= until) {
+      const std::int64_t count =
+          (until - flow.next_alpha_update).ps() / params.alpha_update_period.ps() + 1;
+      const Time last = flow.next_alpha_update + params.alpha_update_period * (count - 1);
+      rp.on_alpha_timers(count, last);
+      flow.next_alpha_update = last + params.alpha_update_period;
+    }
+    while (flow.next_rate_increase <= until) {
+      if (rp.at_line_rate()) {
+        // Nothing to recover: skip the expiries at once.
+        const std::int64_t skipped =
+            (until - flow.next_rate_increase).ps() / params.rate_increase_period.ps() + 1;
+        flow.next_rate_increase += params.rate_increase_period * skipped;
+        break;
+      }
+      rp.on_rate_timer(flow.next_rate_increase);
+      flow.next_rate_increase += params.rate_increase_period;
+    }
+    if (!cut_due) return;
+    rp.on_deferred_cut(until);
+    flow.next_rate_increase = until + params.rate_increase_period;
+  }
+}
+
+void Nic::start_pause_storm(int traffic_class) {
+  storming_ = true;
+  storm_class_ = traffic_class;
+  ++storm_generation_;
+  refresh_storm(storm_generation_);
+}
+
+void Nic::stop_pause_storm() {
+  if (!storming_) return;
+  storming_ = false;
+  ++storm_generation_;
+  Packet* frame = packets_.acquire();
+  frame->kind = PacketKind::kPause;
+  frame->priority = static_cast<std::uint8_t>(storm_class_);
+  frame->pause_quanta = 0;
+  frame->size_bytes = static_cast<std::int32_t>(config_.control_frame.count());
+  port_.enqueue(frame);
+}
+
+void Nic::refresh_storm(std::uint64_t generation) {
+  if (!storming_ || generation != storm_generation_) return;
+  Packet* frame = packets_.acquire();
+  frame->kind = PacketKind::kPause;
+  frame->priority = static_cast<std::uint8_t>(storm_class_);
+  frame->pause_quanta = kStormQuanta;
+  frame->size_bytes = static_cast<std::int32_t>(config_.control_frame.count());
+  ++port_.counters().classes[static_cast<std::size_t>(storm_class_)].pauses_sent;
+  port_.enqueue(frame);
+  const Duration half_pause = tx_time(Bytes(std::int64_t{kStormQuanta} * 64 / 2), rate_);
+  sim_.schedule_in<&Nic::refresh_storm>(half_pause, this, generation);
+}
+
+}  // namespace lockstep

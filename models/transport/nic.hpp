@@ -1,0 +1,85 @@
+// An endpoint's RDMA NIC (RoCEv2, reliable connection): it segments messages into packets, paces
+// each queue pair at its DCQCN rate, acknowledges every data packet, answers CE marks with CNPs (at
+// most one per interval per flow) and recovers losses by go-back-N, on a NACK for a sequence gap or
+// on a retransmission timeout. Packets are rebuilt from their sequence number when resent, so
+// nothing is kept per packet in flight. The NIC honours pause frames from its switch on its single
+// port, and can be told to emit pauses without end, the way a NIC with a stuck receive pipeline
+// storms its ToR (reference.md section 6). DCQCN's periodic timers are applied lazily, when a flow
+// next sends or gets a CNP, in the order they would have fired: the rate only matters at send
+// times, so the result is the same without an event per timer period per flow. Left out: RDMA read,
+// multiple outstanding NACKs, selective repeat, and the NIC's internal PCIe path (the node model
+// adds it).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "models/fabric/egress_port.hpp"
+#include "models/transport/flow.hpp"
+#include "models/transport/transport_config.hpp"
+#include "sim/core/object_pool.hpp"
+
+namespace lockstep {
+
+class Nic final : public PacketReceiver, public PortOwner {
+ public:
+  // `flows` is the network's flow table: a NIC sends on the flows whose source it is and receives
+  // on those whose destination it is. `uplink` carries what this NIC transmits.
+  Nic(Simulator& sim, std::int32_t endpoint, const TransportConfig& config, BitRate rate,
+      Link& uplink, ObjectPool<Packet>& packets, std::deque<Flow>& flows,
+      MessageListener& listener);
+
+  // The flow's sender got a new message (already appended to flow.messages).
+  void post(Flow& flow);
+
+  void receive(Packet* packet, std::uint16_t ingress_port) override;
+  void on_departure(Packet* packet, std::uint16_t port) override;
+
+  // A NIC whose receive pipeline is stuck keeps pausing its switch: XOFF now and refreshed before
+  // it expires, until stopped.
+  void start_pause_storm(int traffic_class);
+  void stop_pause_storm();
+
+  [[nodiscard]] EgressPort& port() { return port_; }
+  [[nodiscard]] const EgressPort& port() const { return port_; }
+  [[nodiscard]] std::int32_t endpoint() const { return endpoint_; }
+  // Payload bytes of data packets put on the wire (resends included) and arrived here.
+  [[nodiscard]] std::int64_t data_payload_sent() const { return data_payload_sent_; }
+  [[nodiscard]] std::int64_t data_payload_received() const { return data_payload_received_; }
+  // Current sending rate of a flow this NIC sends on.
+  [[nodiscard]] BitRate flow_rate(const Flow& flow) const;
+
+ private:
+  void try_send();
+  void wake();
+  void send_data(Flow& flow);
+  void send_control(PacketKind kind, const Flow& flow, std::uint64_t sequence);
+  void on_data(Packet* packet);
+  void on_ack(Flow& flow, std::uint64_t sequence);
+  void on_nack(Flow& flow, std::uint64_t sequence);
+  void on_cnp(Flow& flow);
+  void on_retransmit_timeout(std::uint64_t flow_id);
+  void refresh_storm(std::uint64_t generation);
+  void catch_up_dcqcn_timers(Flow& flow);
+  void activate(Flow& flow);
+  [[nodiscard]] std::int64_t payload_of(const Flow& flow, std::uint64_t sequence) const;
+
+  Simulator& sim_;
+  std::int32_t endpoint_;
+  const TransportConfig& config_;
+  BitRate rate_;
+  ObjectPool<Packet>& packets_;
+  std::deque<Flow>& flows_;
+  MessageListener& listener_;
+  EgressPort port_;
+  std::vector<std::uint32_t> active_;  // flows with packets to send, served round robin
+  std::size_t next_active_ = 0;
+  Time wake_at_ = Time::max();  // a pending wake-up for pacing, if any
+  std::int64_t data_payload_sent_ = 0;
+  std::int64_t data_payload_received_ = 0;
+  bool storming_ = false;
+  int storm_class_ = 0;
+  std::uint64_t storm_generation_ = 0;
+};
+
+}  // namespace lockstep

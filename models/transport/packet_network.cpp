@@ -1,0 +1,346 @@
+#include "models/transport/packet_network.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include "sim/core/hash.hpp"
+
+namespace lockstep {
+
+struct PacketNetwork::MessageRow {
+  std::int64_t message;
+  std::int64_t flow;
+  std::int64_t source;
+  std::int64_t destination;
+  std::int64_t bytes;
+  std::int64_t submitted_ps;
+  std::int64_t first_sent_ps;
+  std::int64_t delivered_ps;
+  std::int64_t acknowledged_ps;
+  std::int64_t hops;
+  FixedText<96> path;  // node ids joined by '>', source first
+};
+
+struct PacketNetwork::PortSampleRow {
+  std::int64_t time_ps;
+  std::int64_t node;
+  std::int64_t port;
+  std::int64_t traffic_class;
+  std::int64_t queue_bytes;
+  std::int64_t bytes_sent;
+  std::int64_t ecn_marked;
+  std::int64_t pauses_sent;
+  std::int64_t pauses_received;
+  std::int64_t paused_ps;
+  std::int64_t dropped_packets;
+};
+
+struct PacketNetwork::PortTotalRow {
+  std::int64_t node;
+  std::int64_t port;
+  std::int64_t traffic_class;
+  std::int64_t bytes_sent;
+  std::int64_t packets_sent;
+  std::int64_t max_queue_bytes;
+  std::int64_t ecn_marked;
+  std::int64_t pauses_sent;
+  std::int64_t pauses_received;
+  std::int64_t paused_ps;
+  std::int64_t dropped_packets;
+  std::int64_t dropped_bytes;
+};
+
+struct PacketNetwork::FlowSampleRow {
+  std::int64_t time_ps;
+  std::int64_t flow;
+  std::int64_t rate_bps;
+  std::int64_t cnps_received;
+};
+
+namespace {
+
+TableLayout message_layout() {
+  using Row = PacketNetwork::MessageRow;
+  return layout<Row>(
+      "messages",
+      {column("message", &Row::message), column("flow", &Row::flow), column("source", &Row::source),
+       column("destination", &Row::destination), column("bytes", &Row::bytes),
+       column("submitted_ps", &Row::submitted_ps), column("first_sent_ps", &Row::first_sent_ps),
+       column("delivered_ps", &Row::delivered_ps), column("acknowledged_ps", &Row::acknowledged_ps),
+       column("hops", &Row::hops), column("path", &Row::path)});
+}
+
+TableLayout port_sample_layout() {
+  using Row = PacketNetwork::PortSampleRow;
+  return layout<Row>(
+      "port_samples",
+      {column("time_ps", &Row::time_ps), column("node", &Row::node), column("port", &Row::port),
+       column("traffic_class", &Row::traffic_class), column("queue_bytes", &Row::queue_bytes),
+       column("bytes_sent", &Row::bytes_sent), column("ecn_marked", &Row::ecn_marked),
+       column("pauses_sent", &Row::pauses_sent), column("pauses_received", &Row::pauses_received),
+       column("paused_ps", &Row::paused_ps), column("dropped_packets", &Row::dropped_packets)});
+}
+
+TableLayout port_total_layout() {
+  using Row = PacketNetwork::PortTotalRow;
+  return layout<Row>(
+      "port_totals",
+      {column("node", &Row::node), column("port", &Row::port),
+       column("traffic_class", &Row::traffic_class), column("bytes_sent", &Row::bytes_sent),
+       column("packets_sent", &Row::packets_sent), column("max_queue_bytes", &Row::max_queue_bytes),
+       column("ecn_marked", &Row::ecn_marked), column("pauses_sent", &Row::pauses_sent),
+       column("pauses_received", &Row::pauses_received), column("paused_ps", &Row::paused_ps),
+       column("dropped_packets", &Row::dropped_packets),
+       column("dropped_bytes", &Row::dropped_bytes)});
+}
+
+TableLayout flow_sample_layout() {
+  using Row = PacketNetwork::FlowSampleRow;
+  return layout<Row>("flow_samples", {column("time_ps", &Row::time_ps), column("flow", &Row::flow),
+                                      column("rate_bps", &Row::rate_bps),
+                                      column("cnps_received", &Row::cnps_received)});
+}
+
+std::string path_text(const std::vector<Hop>& hops, NodeId destination) {
+  std::string text;
+  for (const Hop& hop : hops) text += std::to_string(hop.node) + ">";
+  return text + std::to_string(destination);
+}
+
+bool counters_moved(const ClassCounters& now, const ClassCounters& before) {
+  return now.bytes_sent != before.bytes_sent || now.ecn_marked != before.ecn_marked ||
+         now.pauses_sent != before.pauses_sent || now.pauses_received != before.pauses_received ||
+         now.dropped_packets != before.dropped_packets;
+}
+
+}  // namespace
+
+PacketNetwork::PacketNetwork(Simulator& sim, const Routing& routing,
+                             const PacketNetworkConfig& config, std::uint64_t seed,
+                             RecordBackend& output)
+    : sim_(sim),
+      routing_(routing),
+      config_(config),
+      seed_(seed),
+      message_table_(std::make_unique<Table<MessageRow>>(output, message_layout())),
+      port_samples_(std::make_unique<Table<PortSampleRow>>(output, port_sample_layout())),
+      port_totals_(std::make_unique<Table<PortTotalRow>>(output, port_total_layout())),
+      flow_samples_(std::make_unique<Table<FlowSampleRow>>(output, flow_sample_layout())) {
+  const Topology& topology = routing.topology();
+  for (const Cable& cable : topology.cables()) {
+    links_.emplace_back(sim, cable.delay);  // a -> b
+    links_.emplace_back(sim, cable.delay);  // b -> a
+  }
+  // The link a node transmits on through its port: the cable's direction away from the node.
+  auto outgoing = [&](NodeId node, const Port& port) -> Link& {
+    const Cable& cable = topology.cable(port.cable);
+    return links_[static_cast<std::size_t>(port.cable) * 2 + (cable.a == node ? 0 : 1)];
+  };
+  const Bytes mtu = config.transport.payload_per_packet + config.transport.header;
+  for (NodeId e = 0; e < topology.endpoint_count(); ++e) {
+    const Port& port = topology.ports(e)[0];
+    nics_.push_back(std::make_unique<Nic>(sim, e, config.transport, topology.cable(port.cable).rate,
+                                          outgoing(e, port), packets_, flows_,
+                                          static_cast<MessageListener&>(*this)));
+  }
+  for (NodeId n = topology.endpoint_count(); n < topology.node_count(); ++n) {
+    std::vector<Link*> links;
+    std::vector<BitRate> rates;
+    std::vector<Bytes> headroom;
+    for (const Port& port : topology.ports(n)) {
+      const Cable& cable = topology.cable(port.cable);
+      links.push_back(&outgoing(n, port));
+      rates.push_back(cable.rate);
+      headroom.push_back(
+          config.switches.pfc.headroom.value_or(derived_headroom(cable.rate, cable.delay, mtu)));
+    }
+    SwitchConfig& switch_config = switch_configs_.emplace_back(config.switches);
+    switch_config.buffer = topology.switch_spec(n).buffer;
+    switches_.push_back(
+        std::make_unique<Switch>(sim, n, switch_config, routing, packets_,
+                                 RandomStream(seed, "fabric.ecn", static_cast<std::uint64_t>(n)),
+                                 links, rates, std::move(headroom)));
+  }
+  // Now every node exists: tell each link which node and port it arrives at.
+  for (NodeId n = 0; n < topology.node_count(); ++n) {
+    PacketReceiver& receiver =
+        topology.is_endpoint(n)
+            ? static_cast<PacketReceiver&>(*nics_[static_cast<std::size_t>(n)])
+            : *switches_[static_cast<std::size_t>(n - topology.endpoint_count())];
+    const std::span<const Port> ports = topology.ports(n);
+    for (std::size_t i = 0; i < ports.size(); ++i) {
+      const Cable& cable = topology.cable(ports[i].cable);
+      const std::size_t incoming =
+          static_cast<std::size_t>(ports[i].cable) * 2 + (cable.b == n ? 0 : 1);
+      links_[incoming].connect(receiver, static_cast<PortIndex>(i));
+    }
+  }
+  if (config.sample_period)
+    sim.schedule_in_phase<&PacketNetwork::sample>(Time::zero() + *config.sample_period,
+                                                  Phase::kObserve, this);
+}
+
+}  // namespace lockstep
+
+namespace lockstep {
+
+PacketNetwork::~PacketNetwork() = default;
+
+std::int32_t PacketNetwork::endpoint_count() const { return routing_.topology().endpoint_count(); }
+
+Switch& PacketNetwork::switch_node(NodeId node) {
+  return *switches_[static_cast<std::size_t>(node - routing_.topology().endpoint_count())];
+}
+
+Flow& PacketNetwork::flow_for(std::int32_t source, std::int32_t destination,
+                              std::uint32_t queue_pair) {
+  const auto key = std::make_tuple(source, destination, queue_pair);
+  if (const auto it = flow_ids_.find(key); it != flow_ids_.end()) return flows_[it->second];
+  const auto id = static_cast<std::uint32_t>(flows_.size());
+  flow_ids_.emplace(key, id);
+  Flow& flow = flows_.emplace_back();
+  flow.id = id;
+  flow.source = source;
+  flow.destination = destination;
+  flow.traffic_class = static_cast<std::uint8_t>(config_.transport.data_class);
+  flow.entropy = hash_combine(hash_combine(hash_combine(seed_, static_cast<std::uint64_t>(source)),
+                                           static_cast<std::uint64_t>(destination)),
+                              queue_pair);
+  if (config_.transport.dcqcn) {
+    flow.reaction_point.emplace(*config_.transport.dcqcn);
+    flow.notification_point.emplace(config_.transport.dcqcn->cnp_interval);
+    flow.next_alpha_update = sim_.now() + config_.transport.dcqcn->alpha_update_period;
+    flow.next_rate_increase = sim_.now() + config_.transport.dcqcn->rate_increase_period;
+  }
+  return flow;
+}
+
+std::uint64_t PacketNetwork::send(std::int32_t source, std::int32_t destination, Bytes size,
+                                  std::uint32_t queue_pair, MessageListener& listener) {
+  const Topology& topology = routing_.topology();
+  if (!topology.is_endpoint(source) || !topology.is_endpoint(destination) ||
+      source == destination) {
+    throw std::invalid_argument("message from endpoint " + std::to_string(source) + " to " +
+                                std::to_string(destination) + ": not two distinct endpoints");
+  }
+  Flow& flow = flow_for(source, destination, queue_pair);
+  const std::uint64_t id = next_message_++;
+  listeners_.push_back(&listener);
+  const std::int64_t payload = config_.transport.payload_per_packet.count();
+  const std::int64_t packets = size.count() == 0 ? 1 : (size.count() + payload - 1) / payload;
+  PendingMessage pending;
+  pending.message = Message{id, source, destination, size, queue_pair};
+  pending.times.submitted = sim_.now();
+  pending.first_sequence = flow.end_sequence;
+  pending.end_sequence = flow.end_sequence + static_cast<std::uint64_t>(packets);
+  pending.last_payload = size.count() - (packets - 1) * payload;
+  flow.end_sequence = pending.end_sequence;
+  flow.messages.push_back(pending);
+  nic(source).post(flow);
+  return id;
+}
+
+void PacketNetwork::on_message_complete(const Message& message, const MessageTimes& times) {
+  const Flow& flow = flows_[flow_ids_.at(
+      std::make_tuple(message.source, message.destination, message.queue_pair))];
+  const std::vector<Hop> hops = routing_.path(message.source, message.destination, flow.entropy);
+  message_table_->append(MessageRow{static_cast<std::int64_t>(message.id), flow.id, message.source,
+                                    message.destination, message.size.count(), times.submitted.ps(),
+                                    times.first_sent.ps(), times.delivered.ps(),
+                                    times.acknowledged.ps(), static_cast<std::int64_t>(hops.size()),
+                                    FixedText<96>(path_text(hops, message.destination))});
+  listeners_[message.id]->on_message_complete(message, times);
+}
+
+template <class Visit>
+void PacketNetwork::for_each_port(Visit&& visit) const {
+  for (const auto& nic : nics_) visit(static_cast<NodeId>(nic->endpoint()), nic->port());
+  for (const auto& s : switches_) {
+    for (std::size_t i = 0; i < s->port_count(); ++i) visit(s->node(), s->port(i));
+  }
+}
+
+void PacketNetwork::sample() {
+  const Time now = sim_.now();
+  std::size_t index = 0;
+  if (last_sampled_.empty()) {
+    for_each_port([&](NodeId, const EgressPort&) { last_sampled_.emplace_back(); });
+  }
+  for_each_port([&](NodeId node, const EgressPort& port) {
+    PortCounters& before = last_sampled_[index++];
+    for (int c = 0; c < kTrafficClasses; ++c) {
+      const ClassCounters& counters = port.counters().classes[static_cast<std::size_t>(c)];
+      const std::int64_t queue = port.queue_bytes(c);
+      if (queue == 0 && !counters_moved(counters, before.classes[static_cast<std::size_t>(c)])) {
+        continue;
+      }
+      port_samples_->append(PortSampleRow{now.ps(), node, port.index(), c, queue,
+                                          counters.bytes_sent, counters.ecn_marked,
+                                          counters.pauses_sent, counters.pauses_received,
+                                          port.paused_time(c).ps(), counters.dropped_packets});
+    }
+    before = port.counters();
+  });
+  for (const Flow& flow : flows_) {
+    if (flow.messages.empty() || !flow.reaction_point) continue;
+    flow_samples_->append(
+        FlowSampleRow{now.ps(), flow.id, flow.reaction_point->rate().bps(), flow.cnps_received});
+  }
+  sim_.schedule_in_phase<&PacketNetwork::sample>(now + *config_.sample_period, Phase::kObserve,
+                                                 this);
+}
+
+void PacketNetwork::finish() {
+  for_each_port([&](NodeId node, const EgressPort& port) {
+    for (int c = 0; c < kTrafficClasses; ++c) {
+      const ClassCounters& k = port.counters().classes[static_cast<std::size_t>(c)];
+      if (k.bytes_sent == 0 && k.pauses_sent == 0 && k.pauses_received == 0 &&
+          k.dropped_packets == 0) {
+        continue;
+      }
+      port_totals_->append(PortTotalRow{node, port.index(), c, k.bytes_sent, k.packets_sent,
+                                        k.max_queue_bytes, k.ecn_marked, k.pauses_sent,
+                                        k.pauses_received, port.paused_time(c).ps(),
+                                        k.dropped_packets, k.dropped_bytes});
+    }
+  });
+  message_table_->flush();
+  port_samples_->flush();
+  port_totals_->flush();
+  flow_samples_->flush();
+}
+
+std::int64_t PacketNetwork::packet_hops() const {
+  std::int64_t hops = 0;
+  for_each_port([&](NodeId, const EgressPort& port) { hops += port.packets_transmitted(); });
+  return hops;
+}
+
+DataAccount PacketNetwork::data_account() const {
+  DataAccount account;
+  for (const auto& nic : nics_) {
+    account.injected += nic->data_payload_sent();
+    account.delivered += nic->data_payload_received();
+  }
+  for (const auto& s : switches_) account.dropped += s->dropped_payload_bytes();
+  for_each_port(
+      [&](NodeId, const EgressPort& port) { account.in_fabric += port.data_payload_held(); });
+  for (const Link& link : links_) account.in_fabric += link.data_bytes_in_flight();
+  return account;
+}
+
+std::int64_t PacketNetwork::lossless_drops() const {
+  std::int64_t drops = 0;
+  for (const auto& s : switches_) drops += s->headroom_overflows();
+  return drops;
+}
+
+std::int64_t PacketNetwork::pause_frames_sent() const {
+  std::int64_t frames = 0;
+  for_each_port([&](NodeId, const EgressPort& port) {
+    for (const ClassCounters& c : port.counters().classes) frames += c.pauses_sent;
+  });
+  return frames;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,104 @@
+// The packet-level backend of `Network`: every cable of a Topology becomes two Links, every switch
+// a Switch and every endpoint a Nic, wired port to port as the Topology numbers them and routed by
+// its Routing. A queue pair (source, destination, index) becomes a Flow on first use, with ECMP
+// entropy hashed from those three values. The network records what its components count: per
+// message its times and path, per port and traffic class counters sampled at a fixed period (only
+// those that moved) and their totals at the end, and per flow its DCQCN rate over time.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "models/fabric/routing.hpp"
+#include "models/fabric/switch.hpp"
+#include "models/fabric/topology.hpp"
+#include "models/transport/network.hpp"
+#include "models/transport/nic.hpp"
+#include "sim/core/table.hpp"
+
+namespace lockstep {
+
+struct PacketNetworkConfig {
+  SwitchConfig switches;
+  TransportConfig transport;
+  std::optional<Duration> sample_period;  // absent: totals only
+};
+
+// Where data bytes are, network-wide: injected = delivered + in the fabric + dropped at all times.
+struct DataAccount {
+  std::int64_t injected = 0;   // payload bytes of data packets sent by NICs, resends included
+  std::int64_t delivered = 0;  // payload bytes of data packets that reached their destination NIC
+  std::int64_t dropped = 0;    // payload bytes dropped by switches
+  std::int64_t in_fabric = 0;  // payload bytes now in queues, serializers and on links
+};
+
+class PacketNetwork final : public Network, public MessageListener {
+ public:
+  // Rows of the tables it records (defined with their columns in packet_network.cpp).
+  struct MessageRow;
+  struct PortSampleRow;
+  struct PortTotalRow;
+  struct FlowSampleRow;
+
+  PacketNetwork(Simulator& sim, const Routing& routing, const PacketNetworkConfig& config,
+                std::uint64_t seed, RecordBackend& output);
+  ~PacketNetwork() override;
+
+  std::uint64_t send(std::int32_t source, std::int32_t destination, Bytes size,
+                     std::uint32_t queue_pair, MessageListener& listener) override;
+  [[nodiscard]] std::int32_t endpoint_count() const override;
+  // From the NICs: records the message, then tells whoever sent it.
+  void on_message_complete(const Message& message, const MessageTimes& times) override;
+
+  [[nodiscard]] Nic& nic(std::int32_t endpoint) {
+    return *nics_[static_cast<std::size_t>(endpoint)];
+  }
+  [[nodiscard]] Switch& switch_node(NodeId node);
+  [[nodiscard]] const std::deque<Flow>& flows() const { return flows_; }
+  [[nodiscard]] const Topology& topology() const { return routing_.topology(); }
+
+  // Every packet whose serialization onto any link completed.
+  [[nodiscard]] std::int64_t packet_hops() const;
+  [[nodiscard]] DataAccount data_account() const;
+  // Drops on lossless classes: PFC headroom that was too small (must stay zero).
+  [[nodiscard]] std::int64_t lossless_drops() const;
+  [[nodiscard]] std::int64_t pause_frames_sent() const;
+
+  // Records the per-port totals and flushes every table; call once at the end of the run.
+  void finish();
+
+ private:
+  struct SentMessage;
+
+  void sample();
+  Flow& flow_for(std::int32_t source, std::int32_t destination, std::uint32_t queue_pair);
+  template <class Visit>
+  void for_each_port(Visit&& visit) const;
+
+  Simulator& sim_;
+  const Routing& routing_;
+  const PacketNetworkConfig& config_;
+  std::uint64_t seed_;
+  ObjectPool<Packet> packets_;
+  std::deque<Link> links_;  // two per cable: 2c carries a -> b, 2c + 1 carries b -> a
+  std::deque<SwitchConfig> switch_configs_;  // each switch's own buffer size; referenced by it
+  std::vector<std::unique_ptr<Switch>> switches_;
+  std::vector<std::unique_ptr<Nic>> nics_;
+  std::deque<Flow> flows_;
+  std::map<std::tuple<std::int32_t, std::int32_t, std::uint32_t>, std::uint32_t> flow_ids_;
+  std::vector<MessageListener*> listeners_;  // by message id
+  std::uint64_t next_message_ = 0;
+
+  std::unique_ptr<Table<MessageRow>> message_table_;
+  std::unique_ptr<Table<PortSampleRow>> port_samples_;
+  std::unique_ptr<Table<PortTotalRow>> port_totals_;
+  std::unique_ptr<Table<FlowSampleRow>> flow_samples_;
+  std::vector<PortCounters> last_sampled_;  // per port, in for_each_port order
+};
+
+}  // namespace lockstep
