@@ -21,7 +21,7 @@ enum class PacketKind : std::uint8_t {
 // data and never paused, as RoCE deployments configure them.
 [[nodiscard]] constexpr bool is_control(PacketKind kind) { return kind != PacketKind::kData; }
 
-struct Packet {
+struct alignas(64) Packet {
   PacketKind kind = PacketKind::kData;
   std::uint8_t priority = 0;  // traffic class of data packets; for a pause, the class it pauses
   bool ecn_capable = true;
@@ -35,10 +35,11 @@ struct Packet {
   std::uint64_t sequence = 0;      // packet sequence number within the flow
   std::uint64_t entropy = 0;       // ECMP hash input: fixed per flow
   std::int32_t payload_bytes = 0;  // data bytes carried (data packets)
-  Time sent_at;                    // when the sender first put it on the wire
   Time arrives_at;                 // when its last bit reaches the far end of its current link
   Packet* next = nullptr;          // FIFO chaining
 };
+// One cache line: at scale, touching packets is what the packet path's cost is made of.
+static_assert(sizeof(Packet) == 64);
 
 // Intrusive FIFO of packets: O(1) push and pop, no allocation.
 class PacketFifo {

@@ -19,7 +19,7 @@ struct PfcConfig {
   // derived from the link (see shared_buffer.hpp).
   std::optional<Bytes> headroom;
   // Resume (XON) once the ingress class is this far below its threshold, and its headroom is empty.
-  Bytes xon_gap = Bytes(2 * 1048);
+  Bytes xon_gap = Bytes(2 * 1062);
 };
 
 struct EcnConfig {

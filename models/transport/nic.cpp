@@ -105,7 +105,6 @@ void Nic::send_data(Flow& flow) {
   packet->flow = flow.id;
   packet->sequence = sequence;
   packet->entropy = flow.entropy;
-  packet->sent_at = now;
   if (flow.reaction_point) flow.reaction_point->on_bytes_sent(Bytes(packet->size_bytes));
   flow.next_send_allowed = now + tx_time(Bytes(packet->size_bytes), flow_rate(flow));
   flow.retransmit->arm_in(config_.retransmit_timeout);
@@ -123,7 +122,6 @@ void Nic::send_control(PacketKind kind, const Flow& flow, std::uint64_t sequence
   packet->flow = flow.id;
   packet->sequence = sequence;
   packet->entropy = flow.entropy;
-  packet->sent_at = sim_.now();
   port_.enqueue(packet);
 }
 
@@ -234,29 +232,32 @@ void Nic::catch_up_dcqcn_timers(Flow& flow) {
   const DcqcnParams& params = *config_.dcqcn;
   const Time now = sim_.now();
   // Replays, in time order, the timer expiries and the deferred cut that fell due since the flow
-  // last looked. Alpha and rate-increase expiries do not interact; only their order relative to a
-  // cut matters, and expiries at the instant of a cut come first.
+  // last looked: the reaction point requires its calls in time order. Runs of alpha expiries
+  // between two other events are replayed in one call.
+  auto replay_alpha_until = [&](Time t) {
+    if (flow.next_alpha_update > t) return;
+    const std::int64_t count =
+        (t - flow.next_alpha_update).ps() / params.alpha_update_period.ps() + 1;
+    const Time last = flow.next_alpha_update + params.alpha_update_period * (count - 1);
+    rp.on_alpha_timers(count, last);
+    flow.next_alpha_update = last + params.alpha_update_period;
+  };
   while (true) {
     const bool cut_due = rp.cut_pending() && rp.deferred_cut_time() <= now;
     const Time until = cut_due ? rp.deferred_cut_time() : now;
-    if (flow.next_alpha_update <= until) {
-      const std::int64_t count =
-          (until - flow.next_alpha_update).ps() / params.alpha_update_period.ps() + 1;
-      const Time last = flow.next_alpha_update + params.alpha_update_period * (count - 1);
-      rp.on_alpha_timers(count, last);
-      flow.next_alpha_update = last + params.alpha_update_period;
-    }
     while (flow.next_rate_increase <= until) {
       if (rp.at_line_rate()) {
-        // Nothing to recover: skip the expiries at once.
+        // Nothing to recover: increase events would change nothing, so skip them at once.
         const std::int64_t skipped =
             (until - flow.next_rate_increase).ps() / params.rate_increase_period.ps() + 1;
         flow.next_rate_increase += params.rate_increase_period * skipped;
         break;
       }
+      replay_alpha_until(flow.next_rate_increase);
       rp.on_rate_timer(flow.next_rate_increase);
       flow.next_rate_increase += params.rate_increase_period;
     }
+    replay_alpha_until(until);
     if (!cut_due) return;
     rp.on_deferred_cut(until);
     flow.next_rate_increase = until + params.rate_increase_period;

@@ -6,12 +6,13 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <sstream>
 
-#include "models/workload/data_parallel_job.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/interrupt.hpp"
 #include "sim/cli/progress.hpp"
 #include "sim/cli/scenario_arguments.hpp"
+#include "sim/cli/simulation_run.hpp"
 #include "sim/core/quantity.hpp"
 #include "sim/output/hdf5_output.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -22,46 +23,11 @@ namespace {
 namespace po = boost::program_options;
 
 const char* outcome_name(RunOutcome outcome) {
-  switch (outcome) {
-    case RunOutcome::kDrained:
-      return "completed";
-    case RunOutcome::kReachedLimit:
-      return "reached_until";
-    case RunOutcome::kStopped:
-      return "stopped";
-  }
-  return "unknown";
+  return outcome == RunOutcome::kReachedLimit ? "reached_until" : "completed";
 }
 
 std::filesystem::path default_output(const std::filesystem::path& scenario) {
   return std::filesystem::path(scenario.stem().string() + ".h5");
-}
-
-struct RunSummary {
-  RunOutcome outcome;
-  Time end;
-  std::uint64_t events;
-  std::int64_t steps_completed;
-  Duration all_reduce;
-};
-
-RunSummary simulate(const LoadedScenario& loaded, Hdf5Output& output, bool show_progress) {
-  const Scenario& scenario = loaded.scenario;
-  Simulator sim;
-  DataParallelJob job(sim, scenario.job, scenario.simulation.seed, output);
-  const std::optional<Time> end = scenario.simulation.until
-                                      ? std::optional(Time::zero() + *scenario.simulation.until)
-                                      : std::nullopt;
-  ProgressReporter progress(show_progress, end,
-                            [&job]() -> std::optional<double> { return job.progress(); });
-  sim.set_monitor(&progress, ProgressReporter::kPeriodEvents);
-  job.start();
-  const std::optional<Duration>& until = scenario.simulation.until;
-  const RunOutcome outcome = sim.run(until ? Time::zero() + *until : Time::max());
-  progress.finish();
-  job.flush();
-  return RunSummary{outcome, sim.now(), sim.events_processed(), job.steps_completed(),
-                    job.all_reduce_duration()};
 }
 
 }  // namespace
@@ -122,8 +88,9 @@ int run_command(const std::vector<std::string>& args) {
   file.write_meta_integer("seed", static_cast<std::int64_t>(loaded.scenario.simulation.seed));
   file.write_meta_text("version", LOCKSTEP_VERSION);
   const bool show_progress = !quiet && isatty(STDERR_FILENO) != 0;
-  const RunSummary summary = simulate(loaded, file, show_progress);
-  if (summary.outcome == RunOutcome::kStopped) {
+  const RunSummary summary = loaded.scenario.job ? run_job(loaded, file, show_progress)
+                                                 : run_traffic(loaded, file, show_progress);
+  if (interrupt_requested()) {
     std::cerr << "lockstep run: interrupted at simulated time " << format(summary.end)
               << "; no output written\n";
     return exit_code::kInterrupted;
@@ -135,11 +102,9 @@ int run_command(const std::vector<std::string>& args) {
 
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  std::cout << "lockstep: " << loaded.scenario.job.ranks << " ranks, " << summary.steps_completed
-            << " of " << loaded.scenario.job.steps << " steps in "
-            << format_rounded(summary.end.since_start()) << " simulated (all-reduce "
-            << format_rounded(summary.all_reduce) << " per step); " << summary.events
-            << " events in " << wall << " s\n"
+  std::istringstream report(summary.report);
+  for (std::string line; std::getline(report, line);) std::cout << "lockstep: " << line << "\n";
+  std::cout << "lockstep: " << summary.events << " events in " << wall << " s\n"
             << "lockstep: wrote " << std::filesystem::absolute(output).string() << "\n";
   return exit_code::kOk;
 }

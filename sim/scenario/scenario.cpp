@@ -6,6 +6,8 @@
 #include <sstream>
 
 #include "sim/scenario/job_schema.hpp"
+#include "sim/scenario/network_schema.hpp"
+#include "sim/scenario/traffic_schema.hpp"
 
 namespace lockstep {
 namespace {
@@ -23,10 +25,42 @@ const Schema<Scenario>& scenario_schema() {
   static const Schema<Scenario> schema = [] {
     Schema<Scenario> s;
     s.section("simulation", &Scenario::simulation, simulation_schema(), "engine settings")
-        .section("job", &Scenario::job, job_schema(), "the training job");
+        .optional_section("job", &Scenario::job, job_schema(),
+                          "a data-parallel training job on an analytical network")
+        .optional_section("network", &Scenario::network, network_schema(),
+                          "a packet-level network (topology, switches, transport)")
+        .optional_section("traffic", &Scenario::traffic, traffic_schema(),
+                          "flows to run on the network");
     return s;
   }();
   return schema;
+}
+
+// Rules across sections, and the traffic expanded against the topology it will run on.
+std::vector<FlowSpec> check_what_runs(const Scenario& s, const YAML::Node& root,
+                                      const std::filesystem::path& directory,
+                                      DecodeContext& context) {
+  const Schema<Scenario>::Checker report(root, "", context);
+  if (!s.job && !s.traffic) {
+    report.error("", "nothing to run: add a `job` section, or `network` and `traffic`");
+  }
+  if (s.job && s.traffic) {
+    report.error("traffic", "a scenario runs a `job` or `traffic`, not both (yet)");
+  }
+  if (s.traffic && !s.network) report.error("traffic", "traffic needs a `network` to run on");
+  if (!s.traffic || !s.network) return {};
+  std::vector<FlowSpec> flows;
+  try {
+    const Topology topology = build_topology(s.network->topology);
+    flows = expand_traffic(*s.traffic, topology.endpoint_count(), s.simulation.seed, directory);
+    for (const std::string& problem : flow_list_problems(flows, topology.endpoint_count())) {
+      report.error("traffic", problem);
+    }
+    if (flows.empty()) report.error("traffic", "no flows: list some or use a generator");
+  } catch (const std::invalid_argument& e) {
+    report.error("traffic", e.what());
+  }
+  return flows;
 }
 
 ScenarioLoad decode(YAML::Node root, const std::string& name,
@@ -39,9 +73,13 @@ ScenarioLoad decode(YAML::Node root, const std::string& name,
   Scenario scenario;
   scenario_schema().decode(root, root, "", scenario, context);
   if (!result.diagnostics.empty()) return result;
+  std::vector<FlowSpec> flows =
+      check_what_runs(scenario, root, std::filesystem::path(name).parent_path(), context);
+  if (!result.diagnostics.empty()) return result;
   YAML::Emitter emitter;
   scenario_schema().encode(scenario, emitter);
-  result.loaded = LoadedScenario{std::move(scenario), std::string(emitter.c_str()) + "\n"};
+  result.loaded =
+      LoadedScenario{std::move(scenario), std::string(emitter.c_str()) + "\n", std::move(flows)};
   return result;
 }
 

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "models/transport/network_config.hpp"
+#include "models/transport/traffic_config.hpp"
 #include "models/workload/data_parallel_job_config.hpp"
 #include "sim/core/time.hpp"
 #include "sim/scenario/diagnostics.hpp"
@@ -22,14 +24,18 @@ struct SimulationConfig {
   std::optional<Duration> until;
 };
 
+// What a run simulates: an analytical training job, or traffic on a network (more to come).
 struct Scenario {
   SimulationConfig simulation;
-  DataParallelJobConfig job;
+  std::optional<DataParallelJobConfig> job;
+  std::optional<NetworkConfig> network;
+  std::optional<TrafficConfig> traffic;
 };
 
 struct LoadedScenario {
   Scenario scenario;
-  std::string resolved_yaml;  // every key with its effective value: running it reproduces the run
+  std::string resolved_yaml;    // every key with its effective value: running it reproduces the run
+  std::vector<FlowSpec> flows;  // the traffic, expanded and checked against the topology
 };
 
 struct ScenarioLoad {
@@ -39,7 +45,7 @@ struct ScenarioLoad {
 
 [[nodiscard]] ScenarioLoad load_scenario_file(const std::filesystem::path& path,
                                               const std::vector<Override>& overrides);
-// `name` stands for the file in messages.
+// `name` stands for the file in messages; files a scenario names are relative to its directory.
 [[nodiscard]] ScenarioLoad load_scenario_text(std::string_view text, const std::string& name,
                                               const std::vector<Override>& overrides);
 

@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <bitset>
 #include <cctype>
 #include <functional>
 #include <optional>
@@ -222,6 +223,75 @@ class Schema {
     return *this;
   }
 
+  // A nested mapping that is there only when the scenario gives it (a feature that is off unless
+  // asked for); given empty, it takes all of its defaults.
+  template <class Sub>
+  Schema& optional_section(std::string name, std::optional<Sub> Config::*member, Schema<Sub> sub,
+                           std::string description) {
+    Field f;
+    f.name = name;
+    f.decode = [=](const YAML::Node& node, const YAML::Node&, const std::string& path, Config& out,
+                   DecodeContext& context) {
+      (out.*member).reset();
+      if (!node.IsDefined()) return;
+      Sub value{};
+      sub.decode(node.IsNull() ? YAML::Node() : node, node, path, value, context);
+      out.*member = std::move(value);
+    };
+    f.encode = [=](const Config& config, YAML::Emitter& emitter) {
+      if (!(config.*member)) return;
+      emitter << YAML::Key << name << YAML::Value;
+      sub.encode(*(config.*member), emitter);
+    };
+    f.document = [=](const std::string& path, std::vector<KeyDoc>& out) {
+      out.push_back(KeyDoc{path, "section", "none", description});
+      sub.document(path, out);
+    };
+    fields_.push_back(std::move(f));
+    return *this;
+  }
+
+  // A set of small indices written as a list, e.g. [3] or [3, 4]; each must lie in [0, limit).
+  template <std::size_t N>
+  Schema& index_set(std::string name, std::bitset<N> Config::*member, std::string default_text,
+                    std::string description) {
+    Field f;
+    f.name = name;
+    f.decode = [=](const YAML::Node& node, const YAML::Node&, const std::string& path, Config& out,
+                   DecodeContext& context) {
+      const YAML::Node list = node.IsDefined() && !node.IsNull() ? node : YAML::Load(default_text);
+      if (!list.IsSequence()) {
+        context.error(node, path, "expected a list of indices, e.g. [3]");
+        return;
+      }
+      std::bitset<N> set;
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        const Parsed<std::int64_t> index =
+            list[i].IsScalar() ? Codec<std::int64_t>::parse(list[i].Scalar())
+                               : Parsed<std::int64_t>{std::nullopt, "expected a whole number"};
+        if (!index || *index.value < 0 || *index.value >= static_cast<std::int64_t>(N)) {
+          context.error(list[i], path + "[" + std::to_string(i) + "]",
+                        index ? "must lie between 0 and " + std::to_string(N - 1) : index.error);
+          continue;
+        }
+        set.set(static_cast<std::size_t>(*index.value));
+      }
+      out.*member = set;
+    };
+    f.encode = [=](const Config& config, YAML::Emitter& emitter) {
+      emitter << YAML::Key << name << YAML::Value << YAML::Flow << YAML::BeginSeq;
+      for (std::size_t i = 0; i < N; ++i) {
+        if ((config.*member).test(i)) emitter << i;
+      }
+      emitter << YAML::EndSeq;
+    };
+    f.document = [=](const std::string& path, std::vector<KeyDoc>& out) {
+      out.push_back(KeyDoc{path, "list of indices", default_text, description});
+    };
+    fields_.push_back(std::move(f));
+    return *this;
+  }
+
   // A sequence of mappings of one shape; absent means empty.
   template <class Sub>
   Schema& list(std::string name, std::vector<Sub> Config::*member, Schema<Sub> sub,
@@ -273,7 +343,9 @@ class Schema {
     if (present) report_unknown_keys(node, path, context);
     const std::size_t errors_before = context.error_count();
     for (const Field& f : fields_) {
-      const YAML::Node child = present ? node[f.name] : YAML::Node();
+      // Absent children must read as undefined: a default Node is a defined null, which an
+      // optional section would take for "given empty".
+      const YAML::Node child = present ? node[f.name] : YAML::Node(YAML::NodeType::Undefined);
       f.decode(child, present ? node : parent, child_path(path, f.name), out, context);
     }
     if (context.error_count() != errors_before) return;

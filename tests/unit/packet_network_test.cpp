@@ -181,5 +181,38 @@ TEST_CASE("a victim flow is slowed by head-of-line blocking with PFC and not wit
   CHECK(with_pfc.pauses > 0);
 }
 
+struct StormSwitch {
+  Nic& nic;
+  void stop() { nic.stop_pause_storm(); }
+};
+
+// A receiver whose NIC keeps pausing its switch (a stuck receive pipeline) stops everything sent
+// its way; the switch's buffer for that traffic fills, so the switch pauses its own upstream, and
+// the pause spreads back to the sender (Guo et al., SIGCOMM'16, section 4.3). When the storm stops,
+// the transfer completes without a drop.
+TEST_CASE("a pause storm from one NIC spreads upstream to the sender and nothing is lost") {
+  Simulator sim;
+  const Topology topology = chain();
+  const Routing routing(topology);
+  const PacketNetworkConfig config = lossless_config();
+  testing::MemoryBackend output;
+  PacketNetwork network(sim, routing, config, 1, output);
+  Completions completions;
+  network.nic(1).start_pause_storm(3);
+  StormSwitch storm{network.nic(1)};
+  sim.schedule<&StormSwitch::stop>(Time::zero() + Duration::ms(2), &storm);
+  (void)network.send(0, 1, Bytes(40'000'000), 0, completions);
+  (void)sim.run();
+  REQUIRE(completions.done.size() == 1);
+  CHECK(completions.done[0].second.delivered > Time::zero() + Duration::ms(2));
+  const NodeId sw0 = 2;
+  const NodeId sw1 = 3;
+  // sw1 paused sw0 (its port 0 faces sw0), and sw0 paused host 0 (its port 0 faces host 0).
+  CHECK(network.switch_node(sw1).port(0).counters().classes[3].pauses_sent > 0);
+  CHECK(network.switch_node(sw0).port(0).counters().classes[3].pauses_sent > 0);
+  CHECK(network.nic(0).port().paused_time(3) > Duration::us(100));
+  check_invariants(network, true);
+}
+
 }  // namespace
 }  // namespace lockstep

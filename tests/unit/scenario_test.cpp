@@ -42,16 +42,21 @@ Scenario scenario(const std::string& yaml, const std::vector<std::string>& overr
 
 using Lines = std::vector<std::string>;
 
-TEST_CASE("an empty scenario takes every default") {
-  const Scenario s = scenario("");
+TEST_CASE("an empty scenario has nothing to run") {
+  CHECK(problems("") ==
+        Lines{"s.yaml: nothing to run: add a `job` section, or `network` and `traffic`"});
+}
+
+TEST_CASE("a job given empty takes every default") {
+  const Scenario s = scenario("job:\n");
   CHECK(s.simulation.seed == 1);
   CHECK_FALSE(s.simulation.until.has_value());
-  CHECK(s.job.ranks == 64);
-  CHECK(s.job.compute_per_step == Duration::ms(400));
-  CHECK(s.job.compute_jitter == doctest::Approx(0.02));
-  CHECK(s.job.gradient_size == Bytes(2'600'000'000));
-  CHECK(s.job.all_reduce.bandwidth == BitRate::gbps(400));
-  CHECK(s.job.slow_ranks.empty());
+  CHECK(s.job->ranks == 64);
+  CHECK(s.job->compute_per_step == Duration::ms(400));
+  CHECK(s.job->compute_jitter == doctest::Approx(0.02));
+  CHECK(s.job->gradient_size == Bytes(2'600'000'000));
+  CHECK(s.job->all_reduce.bandwidth == BitRate::gbps(400));
+  CHECK(s.job->slow_ranks.empty());
 }
 
 TEST_CASE("values with units, percentages and lists decode into the config") {
@@ -65,12 +70,12 @@ TEST_CASE("values with units, percentages and lists decode into the config") {
       "    - {rank: 5, slowdown: 0.5}\n");
   CHECK(s.simulation.seed == 7);
   CHECK(*s.simulation.until == Duration::ms(2'500));
-  CHECK(s.job.all_reduce.algorithm == AllReduceAlgorithm::kRabenseifner);
-  CHECK(s.job.all_reduce.latency == Duration::ns(1'500));
-  CHECK(s.job.all_reduce.bandwidth.bps() == 7'200'000'000'000);
-  REQUIRE(s.job.slow_ranks.size() == 2);
-  CHECK(s.job.slow_ranks[0].slowdown == doctest::Approx(0.125));
-  CHECK(s.job.slow_ranks[1].rank == 5);
+  CHECK(s.job->all_reduce.algorithm == AllReduceAlgorithm::kRabenseifner);
+  CHECK(s.job->all_reduce.latency == Duration::ns(1'500));
+  CHECK(s.job->all_reduce.bandwidth.bps() == 7'200'000'000'000);
+  REQUIRE(s.job->slow_ranks.size() == 2);
+  CHECK(s.job->slow_ranks[0].slowdown == doctest::Approx(0.125));
+  CHECK(s.job->slow_ranks[1].rank == 5);
 }
 
 TEST_CASE("an unknown key names the nearest valid one") {
@@ -135,10 +140,10 @@ TEST_CASE("a YAML syntax error gives its line and column") {
 TEST_CASE("--set overrides any key, and problems in it name the argument") {
   const Scenario s = scenario("job:\n  ranks: 8\n",
                               {"job.ranks=32", "job.all_reduce.latency=2us", "simulation.seed=9"});
-  CHECK(s.job.ranks == 32);
-  CHECK(s.job.all_reduce.latency == Duration::us(2));
+  CHECK(s.job->ranks == 32);
+  CHECK(s.job->all_reduce.latency == Duration::us(2));
   CHECK(s.simulation.seed == 9);
-  CHECK(scenario("", {"job.slow_ranks=[{rank: 1, slowdown: 3%}]"}).job.slow_ranks.size() == 1);
+  CHECK(scenario("", {"job.slow_ranks=[{rank: 1, slowdown: 3%}]"}).job->slow_ranks.size() == 1);
 
   CHECK(problems("", {"job.ranks=abc"}) ==
         Lines{"--set job.ranks=abc: job.ranks: 'abc' is not a whole number"});
@@ -154,8 +159,8 @@ TEST_CASE("--set reaches into list items that exist, and says so when they do no
   const std::string two_slow =
       "job:\n  slow_ranks:\n    - {rank: 1, slowdown: 5%}\n    - {rank: 2, slowdown: 5%}\n";
   const Scenario s = scenario(two_slow, {"job.slow_ranks[1].slowdown=20%"});
-  CHECK(s.job.slow_ranks[1].slowdown == doctest::Approx(0.2));
-  CHECK(s.job.slow_ranks[0].slowdown == doctest::Approx(0.05));
+  CHECK(s.job->slow_ranks[1].slowdown == doctest::Approx(0.2));
+  CHECK(s.job->slow_ranks[0].slowdown == doctest::Approx(0.05));
   CHECK(problems(two_slow, {"job.slow_ranks[2].rank=3"}) ==
         Lines{"--set job.slow_ranks[2].rank=3: job.slow_ranks[2].rank: 'job.slow_ranks' has no "
               "item 2 (it has 2)"});
@@ -182,7 +187,7 @@ TEST_CASE("the resolved scenario decodes to itself") {
   const ScenarioLoad second = load_scenario_text(first.loaded->resolved_yaml, "resolved.yaml", {});
   REQUIRE(second.loaded);
   CHECK(second.loaded->resolved_yaml == first.loaded->resolved_yaml);
-  CHECK(second.loaded->scenario.job.slow_ranks[0].slowdown == doctest::Approx(0.1));
+  CHECK(second.loaded->scenario.job->slow_ranks[0].slowdown == doctest::Approx(0.1));
   CHECK(*second.loaded->scenario.simulation.until == Duration::s(3));
 }
 

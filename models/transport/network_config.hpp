@@ -1,0 +1,37 @@
+// A scenario's network: topology, switch behaviour, transport, and what to sample. Turned into the
+// packet backend's configuration by packet_network_config().
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "models/fabric/switch_config.hpp"
+#include "models/fabric/topology_config.hpp"
+#include "models/transport/packet_network.hpp"
+
+namespace lockstep {
+
+enum class CongestionControl { kNone, kDcqcn };
+enum class DcqcnProfile { kPaper, kNicFirmware, kHpccReference };
+
+struct TransportScenarioConfig {
+  Bytes payload_per_packet = Bytes(1000);
+  Bytes header = Bytes(62);
+  std::int64_t traffic_class = 3;
+  Duration retransmit_timeout = Duration::ms(1);
+  CongestionControl congestion_control = CongestionControl::kDcqcn;
+  DcqcnProfile dcqcn_profile = DcqcnProfile::kHpccReference;
+};
+
+struct NetworkConfig {
+  TopologyConfig topology;
+  SwitchConfig switches;  // the buffer size comes from the topology
+  TransportScenarioConfig transport;
+  std::optional<Duration> sample_period;
+};
+
+// DCQCN runs at `nic_rate`, the endpoints' link rate.
+[[nodiscard]] PacketNetworkConfig packet_network_config(const NetworkConfig& config,
+                                                        BitRate nic_rate);
+
+}  // namespace lockstep

@@ -1,0 +1,68 @@
+// The traffic a scenario asks for: explicit flows and any of the generators, expanded into one flow
+// list (explicit flows first, then each generator in the order below). `after` in an explicit flow
+// names another explicit flow by index.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/transport/traffic.hpp"
+
+namespace lockstep {
+
+struct FlowEntry {
+  std::int64_t source = 0;
+  std::int64_t destination = 0;
+  Bytes size;
+  Duration start;
+  std::optional<std::int64_t> after;
+  std::int64_t queue_pair = 0;
+};
+
+struct PermutationConfig {
+  Bytes size;
+  std::optional<std::int64_t> hosts;  // absent: every endpoint
+  std::optional<std::uint64_t> seed;  // absent: the simulation's seed
+};
+
+struct IncastConfig {
+  std::int64_t first_source = 1;
+  std::int64_t last_source = 1;
+  std::int64_t destination = 0;
+  Bytes size;
+};
+
+struct AllToAllConfig {
+  Bytes size;
+  std::optional<std::int64_t> hosts;
+};
+
+struct PairsFileConfig {
+  std::string path;  // relative to the scenario file
+  Bytes size;
+};
+
+struct RingsConfig {
+  std::int64_t rings = 1;
+  std::int64_t ring_size = 2;
+  Bytes chunk;
+};
+
+struct TrafficConfig {
+  std::vector<FlowEntry> flows;
+  std::optional<PermutationConfig> permutation;
+  std::optional<IncastConfig> incast;
+  std::optional<AllToAllConfig> all_to_all;
+  std::optional<PairsFileConfig> pairs_file;
+  std::optional<RingsConfig> rings;
+};
+
+// Throws std::invalid_argument with the generator's message.
+[[nodiscard]] std::vector<FlowSpec> expand_traffic(const TrafficConfig& config,
+                                                   std::int32_t endpoints, std::uint64_t seed,
+                                                   const std::filesystem::path& scenario_directory);
+
+}  // namespace lockstep

@@ -1,0 +1,182 @@
+#include "sim/scenario/network_schema.hpp"
+
+#include <stdexcept>
+
+namespace lockstep {
+namespace {
+
+Schema<FatTreeConfig> fat_tree_schema() {
+  Schema<FatTreeConfig> s;
+  s.value("k", &FatTreeConfig::k, "8",
+          "switch radix: k^3/4 hosts, k^2/4 core switches (three tiers, no oversubscription)",
+          at_least<std::int64_t>(2));
+  return s;
+}
+
+Schema<LeafSpineConfig> leaf_spine_schema() {
+  Schema<LeafSpineConfig> s;
+  s.value("leaves", &LeafSpineConfig::leaves, "2", "leaf switches", at_least<std::int64_t>(1))
+      .value("spines", &LeafSpineConfig::spines, "2", "spine switches", at_least<std::int64_t>(1))
+      .value("hosts_per_leaf", &LeafSpineConfig::hosts_per_leaf, "4", "endpoints on each leaf",
+             at_least<std::int64_t>(1))
+      .value("uplinks_per_leaf", &LeafSpineConfig::uplinks_per_leaf, "2",
+             "leaf-to-spine links per leaf, spread round robin (oversubscription is a choice)",
+             at_least<std::int64_t>(1))
+      .value("uplink_rate", &LeafSpineConfig::uplink_rate, std::nullopt,
+             "rate of leaf-spine links (default: link_rate)");
+  return s;
+}
+
+Schema<RailOptimizedConfig> rail_optimized_schema() {
+  Schema<RailOptimizedConfig> s;
+  s.value("servers", &RailOptimizedConfig::servers, "2", "servers (nodes)",
+          at_least<std::int64_t>(1))
+      .value("nics_per_server", &RailOptimizedConfig::nics_per_server, "8",
+             "NICs per server: NIC i of every server is on rail switch i",
+             at_least<std::int64_t>(1))
+      .value("servers_per_rail_group", &RailOptimizedConfig::servers_per_rail_group, "0",
+             "servers per rail group (0: one group of all servers)", at_least<std::int64_t>(0))
+      .value("spines", &RailOptimizedConfig::spines, "0", "spines joining the rail switches",
+             at_least<std::int64_t>(0))
+      .value("uplinks_per_rail_switch", &RailOptimizedConfig::uplinks_per_rail_switch, "0",
+             "links from each rail switch to the spines", at_least<std::int64_t>(0))
+      .value("uplink_rate", &RailOptimizedConfig::uplink_rate, std::nullopt,
+             "rate of rail-spine links (default: link_rate)");
+  return s;
+}
+
+Schema<ExplicitSwitchConfig> explicit_switch_schema() {
+  Schema<ExplicitSwitchConfig> s;
+  s.value("name", &ExplicitSwitchConfig::name, std::nullopt, "switch name, unique")
+      .value("buffer", &ExplicitSwitchConfig::buffer, std::nullopt,
+             "shared buffer (default: switch_buffer)");
+  return s;
+}
+
+Schema<ExplicitLinkConfig> explicit_link_schema() {
+  Schema<ExplicitLinkConfig> s;
+  s.value("a", &ExplicitLinkConfig::a, std::nullopt, "one end: a switch name or host<i>")
+      .value("b", &ExplicitLinkConfig::b, std::nullopt, "the other end")
+      .value("rate", &ExplicitLinkConfig::rate, std::nullopt, "link rate (default: link_rate)")
+      .value("delay", &ExplicitLinkConfig::delay, std::nullopt,
+             "propagation delay (default: link_delay)");
+  return s;
+}
+
+Schema<ExplicitTopologyConfig> explicit_schema() {
+  Schema<ExplicitTopologyConfig> s;
+  s.value("hosts", &ExplicitTopologyConfig::hosts, "2", "endpoints, named host0, host1, ...",
+          at_least<std::int64_t>(1))
+      .list("switches", &ExplicitTopologyConfig::switches, explicit_switch_schema(), "switches")
+      .list("links", &ExplicitTopologyConfig::links, explicit_link_schema(),
+            "full-duplex links; every host has exactly one");
+  return s;
+}
+
+Schema<TopologyConfig> topology_schema() {
+  Schema<TopologyConfig> s;
+  s.choice("kind", &TopologyConfig::kind,
+           {{"fat_tree", TopologyKind::kFatTree},
+            {"leaf_spine", TopologyKind::kLeafSpine},
+            {"rail_optimized", TopologyKind::kRailOptimized},
+            {"explicit", TopologyKind::kExplicit}},
+           "fat_tree", "which builder; only its section below is used")
+      .value("link_rate", &TopologyConfig::link_rate, "100Gbps", "rate of every link",
+             above(BitRate::bps(0)))
+      .value("link_delay", &TopologyConfig::link_delay, "1us",
+             "one-way propagation of every link (5ns per metre of cable)")
+      .value("switch_buffer", &TopologyConfig::switch_buffer, "32MB",
+             "shared packet buffer of every switch", above(Bytes()))
+      .section("fat_tree", &TopologyConfig::fat_tree, fat_tree_schema(),
+               "three-tier k-ary fat tree")
+      .section("leaf_spine", &TopologyConfig::leaf_spine, leaf_spine_schema(),
+               "two-tier leaf-spine")
+      .section("rail_optimized", &TopologyConfig::rail_optimized, rail_optimized_schema(),
+               "rail-optimized: NIC i of every server on rail switch i")
+      .section("explicit", &TopologyConfig::explicit_topology, explicit_schema(),
+               "switches and links listed one by one");
+  return s;
+}
+
+Schema<PfcConfig> pfc_schema() {
+  Schema<PfcConfig> s;
+  s.index_set("lossless_classes", &PfcConfig::lossless, "[3]",
+              "traffic classes PFC protects; the others drop when the buffer is full ([] turns PFC "
+              "off)")
+      .value("alpha", &PfcConfig::alpha, "12.5%",
+             "dynamic threshold: a class may use this share of the free shared buffer before XOFF",
+             above(0.0))
+      .value("headroom", &PfcConfig::headroom, std::nullopt,
+             "buffer kept per ingress port and class for data in flight after XOFF (default: "
+             "derived from rate, delay and MTU)")
+      .value("xon_gap", &PfcConfig::xon_gap, "2124B",
+             "XON once the class is this far below its threshold (two 1062-byte frames)");
+  return s;
+}
+
+Schema<EcnConfig> ecn_schema() {
+  Schema<EcnConfig> s;
+  s.value("enabled", &EcnConfig::enabled, "true", "RED marking of ECN-capable packets at egress")
+      .value("kmin", &EcnConfig::kmin, "400KB", "queue below which nothing is marked")
+      .value("kmax", &EcnConfig::kmax, "1600KB", "queue above which everything is marked")
+      .value("pmax", &EcnConfig::pmax, "20%", "marking probability at kmax", at_least(0.0))
+      .check([](const EcnConfig& ecn, const Schema<EcnConfig>::Checker& report) {
+        if (ecn.kmax <= ecn.kmin) report.error("kmax", "must be larger than kmin");
+        if (ecn.pmax > 1.0) report.error("pmax", "a probability cannot exceed 100%");
+      });
+  return s;
+}
+
+Schema<SwitchConfig> switch_schema() {
+  Schema<SwitchConfig> s;
+  s.section("pfc", &SwitchConfig::pfc, pfc_schema(), "priority flow control (IEEE 802.1Qbb)")
+      .section("ecn", &SwitchConfig::ecn, ecn_schema(), "ECN marking (DCQCN's congestion point)")
+      .value("lossy_alpha", &SwitchConfig::lossy_alpha, "12.5%",
+             "dynamic threshold of lossy classes, which drop beyond it", above(0.0));
+  return s;
+}
+
+Schema<TransportScenarioConfig> transport_schema() {
+  using T = TransportScenarioConfig;
+  Schema<T> s;
+  s.value("payload", &T::payload_per_packet, "1000B", "data bytes per packet (the MTU's payload)",
+          above(Bytes()))
+      .value("header", &T::header, "62B", "bytes of headers per packet (RoCEv2: 62)")
+      .value("traffic_class", &T::traffic_class, "3", "class of RDMA data packets (0-7)",
+             at_least<std::int64_t>(0))
+      .value("retransmit_timeout", &T::retransmit_timeout, "1ms",
+             "go-back-N resends when nothing was acknowledged for this long", above(Duration()))
+      .choice("congestion_control", &T::congestion_control,
+              {{"dcqcn", CongestionControl::kDcqcn}, {"none", CongestionControl::kNone}}, "dcqcn",
+              "sender rate control")
+      .choice("dcqcn_profile", &T::dcqcn_profile,
+              {{"paper", DcqcnProfile::kPaper},
+               {"nic_firmware", DcqcnProfile::kNicFirmware},
+               {"hpcc_reference", DcqcnProfile::kHpccReference}},
+              "hpcc_reference", "DCQCN parameters: SIGCOMM'15, ConnectX defaults, or HPCC's ns-3")
+      .check([](const T& t, const Schema<T>::Checker& report) {
+        if (t.traffic_class > 7) report.error("traffic_class", "must lie between 0 and 7");
+      });
+  return s;
+}
+
+}  // namespace
+
+Schema<NetworkConfig> network_schema() {
+  Schema<NetworkConfig> s;
+  s.section("topology", &NetworkConfig::topology, topology_schema(), "the wiring")
+      .section("switches", &NetworkConfig::switches, switch_schema(), "every switch's behaviour")
+      .section("transport", &NetworkConfig::transport, transport_schema(), "the endpoints' RDMA")
+      .value("sample_period", &NetworkConfig::sample_period, std::nullopt,
+             "record port and flow counters this often (default: totals only)", above(Duration()))
+      .check([](const NetworkConfig& network, const Schema<NetworkConfig>::Checker& report) {
+        try {
+          (void)build_topology(network.topology);
+        } catch (const std::invalid_argument& e) {
+          report.error("topology", e.what());
+        }
+      });
+  return s;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,74 @@
+#!/usr/bin/python3
+"""Packet-level fabric benchmark on the scenarios shared with ns-3 and htsim (../shared/benchmarks.md).
+
+Runs each scenarios/bench/*.yaml several times with `lockstep run` and prints, per scenario, the median
+wall time, the peak memory of the slowest-run process, packet-hops per second (every packet whose
+serialization onto a link completed, ACKs and pauses included), and the flow completion times the run
+reports, beside the peers' figures measured on this kind of machine. Machines here are noisy (+-30-50%):
+compare medians and ratios, and rerun when another process was busy.
+
+    tests/bench/fabric_bench.py [--runs N] [--lockstep PATH] [SCENARIO_NAME ...]
+"""
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SOURCE = Path(__file__).resolve().parents[2]
+
+# benchmarks.md: median wall time (s) and peak memory (MB): ns-3 DCQCN, htsim lossless HPCC, htsim RoCE.
+PEERS = {
+    "perm_128_1000B": "ns-3 11.5 s / 359 MB",
+    "perm_128_4000B": "ns-3 1.9 s / 322 MB; htsim 0.74 s / 15 MB (HPCC), 0.49 s / 11 MB (RoCE)",
+    "incast_128_1000B": "ns-3 8.0 s / 417 MB",
+    "incast_128_4000B": "ns-3 2.6 s / 345 MB; htsim 0.54 s / 10 MB (HPCC), 0.38 s / 9 MB (RoCE)",
+    "perm_1024_1000B": "ns-3 278 s / 4.3 GB",
+    "perm_1024_4000B": "ns-3 127 s / 3.9 GB; htsim 15.7 s / 120 MB (HPCC)",
+    "rings_128_1000B": "ns-3 not expressible",
+    "rings_128_4000B": "htsim 3.3 s / 40 MB (HPCC), 2.4 s / 43 MB (RoCE)",
+}
+
+
+def run_once(lockstep, scenario, out):
+    start = time.monotonic()
+    process = subprocess.Popen([lockstep, "run", "--quiet", str(scenario), "-o", out],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # wait4 gives this child's own peak resident set, not the maximum over every child so far.
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.monotonic() - start
+    stdout, stderr = process.stdout.read(), process.stderr.read()
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"{scenario.name}: lockstep failed\n{stderr}")
+    hops = int(re.search(r"packet-hops (\d+)", stdout).group(1))
+    fct = re.search(r"flow completion: (.*)", stdout)
+    flows = re.search(r"(\d+ of \d+ flows completed in \S+)", stdout).group(1)
+    return wall, usage.ru_maxrss / 1024, hops, fct.group(1) if fct else "-", flows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--lockstep", default=str(SOURCE / "build" / "bench" / "lockstep"))
+    parser.add_argument("scenarios", nargs="*", default=sorted(PEERS))
+    args = parser.parse_args()
+    print(f"{'scenario':18} {'wall (median)':>13} {'peak MB':>8} {'hops':>10} {'M hops/s':>9}  "
+          "flows; FCT; peers")
+    with tempfile.TemporaryDirectory() as scratch:
+        for name in args.scenarios:
+            scenario = SOURCE / "scenarios" / "bench" / f"{name}.yaml"
+            runs = [run_once(args.lockstep, scenario, f"{scratch}/{name}.h5") for _ in range(args.runs)]
+            wall = statistics.median(r[0] for r in runs)
+            peak = max(r[1] for r in runs)
+            hops, fct, flows = runs[0][2], runs[0][3], runs[0][4]
+            print(f"{name:18} {wall:>11.2f} s {peak:>8.0f} {hops:>10} {hops / wall / 1e6:>9.2f}  "
+                  f"{flows}; FCT {fct}; {PEERS.get(name, '')}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
