@@ -1,8 +1,10 @@
 #!/usr/bin/python3
-"""Print where each step of a lockstep run went: step time, slowest rank, compute, wait, comm.
+"""Print what a lockstep run did: per step for a job run, flows and ports for a fabric run.
 
     analysis/summarize.py RUN.h5
 
+A job run gets a line per step: step time, slowest rank, compute, wait, comm. A fabric run gets its
+flow completion times and the ports that queued most. Which it is comes from the tables in the file.
 Debian's /usr/bin/python3 is named on purpose: it is the interpreter that has h5py and pandas here.
 """
 
@@ -10,9 +12,9 @@ import sys
 
 import pandas as pd
 
-from lockstep_analysis import meta, step_summary
+from lockstep_analysis import flow_completion_summary, load_table, meta, run_kind, step_summary
 
-COLUMNS = {
+STEP_COLUMNS = {
     "step": "step",
     "step_s": "step time (s)",
     "slowest_rank": "slowest rank",
@@ -20,6 +22,52 @@ COLUMNS = {
     "mean_wait_for_slowest_s": "mean wait for slowest (s)",
     "comm_s": "all-reduce (s)",
 }
+
+PORT_COLUMNS = {
+    "node": "node",
+    "port": "port",
+    "traffic_class": "class",
+    "max_queue_bytes": "max queue (bytes)",
+    "bytes_sent": "sent (bytes)",
+    "ecn_marked": "ECN marked",
+    "pauses_sent": "pauses sent",
+    "pauses_received": "pauses received",
+    "paused_ps": "paused (ps)",
+    "dropped_packets": "dropped",
+}
+BUSIEST_PORTS = 5
+
+
+def print_job(path, info):
+    summary = step_summary(path)
+    print(f"{path}: {info['scenario_file']}, seed {info['seed']}, lockstep {info['version']}, "
+          f"{info['outcome']}, {len(summary)} step(s)")
+    if summary.empty:
+        return
+    with pd.option_context("display.float_format", "{:.6f}".format):
+        print(summary[list(STEP_COLUMNS)].rename(columns=STEP_COLUMNS).to_string(index=False))
+
+
+def print_fabric(path, info):
+    fct = flow_completion_summary(path)
+    ports = load_table(path, "port_totals")
+    print(f"{path}: {info['scenario_file']}, seed {info['seed']}, lockstep {info['version']}, "
+          f"{info['outcome']}, {fct['count']} flow(s) completed")
+    if fct["count"]:
+        print("flow completion time (s): " + ", ".join(
+            f"{name} {fct[name + '_s']:.9f}" for name in ["min", "median", "p99", "max"]))
+    print(f"ports: {len(ports)} port-class(es) carried traffic; "
+          f"{int(ports['pauses_sent'].sum())} pause frame(s) sent, "
+          f"{int(ports['ecn_marked'].sum())} ECN mark(s), "
+          f"{int(ports['dropped_packets'].sum())} packet(s) ({int(ports['dropped_bytes'].sum())} "
+          f"bytes) dropped")
+    if ports.empty:
+        return
+    busiest = ports.sort_values(["max_queue_bytes", "node", "port", "traffic_class"],
+                                ascending=[False, True, True, True], kind="stable")
+    print(f"deepest queues (top {min(BUSIEST_PORTS, len(ports))} of {len(ports)}):")
+    print(busiest.head(BUSIEST_PORTS)[list(PORT_COLUMNS)].rename(columns=PORT_COLUMNS)
+          .to_string(index=False))
 
 
 def main(argv):
@@ -29,16 +77,11 @@ def main(argv):
     path = argv[1]
     try:
         info = meta(path)
-        summary = step_summary(path)
-    except (OSError, KeyError) as e:
+        printer = print_fabric if run_kind(path) == "fabric" else print_job
+        printer(path, info)
+    except (OSError, KeyError, ValueError) as e:
         print(f"{argv[0]}: cannot read '{path}': {e}", file=sys.stderr)
         return 1
-    print(f"{path}: {info['scenario_file']}, seed {info['seed']}, lockstep {info['version']}, "
-          f"{info['outcome']}, {len(summary)} step(s)")
-    if summary.empty:
-        return 0
-    with pd.option_context("display.float_format", "{:.6f}".format):
-        print(summary[list(COLUMNS)].rename(columns=COLUMNS).to_string(index=False))
     return 0
 
 

@@ -1,4 +1,5 @@
-"""Opening a run's HDF5 file: which tables it has, a table as a DataFrame, and its /meta.
+"""Opening a run's HDF5 file: which tables it has, which kind of run wrote it, a table as a DataFrame,
+its /meta, and the scenario it ran.
 
 The simulator stores text as fixed-length byte strings (HDF5 has no portable variable-length text that
 stays byte-identical across runs); everything here hands back Python `str` instead, so callers compare
@@ -22,6 +23,21 @@ def tables(path):
             for name, obj in f.items()
             if isinstance(obj, h5py.Dataset) and obj.ndim == 1 and obj.dtype.names is not None
         )
+
+
+def run_kind(path):
+    """`"job"` or `"fabric"`: which kind of run wrote the file, told by the tables it holds.
+
+    A job run (the scenario has `job`) writes `steps` and its siblings; a fabric run (`network` and
+    `traffic`) writes `flows` and the network's tables (analysis/hdf5_schema.md, "Kinds of run").
+    Raises ValueError for a file with neither.
+    """
+    names = set(tables(path))
+    if "flows" in names:
+        return "fabric"
+    if "steps" in names:
+        return "job"
+    raise ValueError(f"{path}: neither a job run (no 'steps') nor a fabric run (no 'flows')")
 
 
 def load_table(path, name):
@@ -64,3 +80,14 @@ def _scalar(value):
     if isinstance(value, np.floating):
         return float(value)
     raise TypeError(f"unexpected /meta value of type {type(value).__name__}")
+
+
+def scenario(path):
+    """The run's resolved scenario (/meta/scenario) as nested dicts and lists.
+
+    Every key is present at its effective value; dimensioned values stay text as written there
+    ("10us", "100Gbps"): read durations with `duration_ps`. Needs PyYAML (Debian: python3-yaml).
+    """
+    import yaml  # here, so that reading tables never needs it
+
+    return yaml.safe_load(meta(path)["scenario"])

@@ -1,5 +1,7 @@
 #include "models/fabric/switch.hpp"
 
+#include <string>
+
 #include "models/fabric/ecn_marking.hpp"
 
 namespace lockstep {
@@ -38,6 +40,8 @@ void Switch::receive(Packet* packet, std::uint16_t ingress_port) {
     return;
   }
   const std::uint16_t egress = routing_.choose_port(node_, packet->destination, packet->entropy);
+  LOCKSTEP_CHECK(egress != Routing::kNoPort, sim_.now(), "switch",
+                 "no route to endpoint " + std::to_string(packet->destination));
   EgressPort& out = *ports_[egress];
   if (is_control(packet->kind)) {
     out.enqueue(packet);  // control frames bypass buffer accounting (see header)
