@@ -56,7 +56,7 @@ def print_fabric(path, info):
     if fct["count"]:
         print("flow completion time (s): " + ", ".join(
             f"{name} {fct[name + '_s']:.9f}" for name in ["min", "median", "p99", "max"]))
-    print(f"ports: {len(ports)} port-class(es) carried traffic; "
+    print(f"ports: {len(ports)} port-class pair(s) active; "
           f"{int(ports['pauses_sent'].sum())} pause frame(s) sent, "
           f"{int(ports['ecn_marked'].sum())} ECN mark(s), "
           f"{int(ports['dropped_packets'].sum())} packet(s) ({int(ports['dropped_bytes'].sum())} "

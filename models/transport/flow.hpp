@@ -22,6 +22,7 @@ struct PendingMessage {
   std::uint64_t first_sequence = 0;
   std::uint64_t end_sequence = 0;  // one past its last packet
   std::int64_t last_payload = 0;   // bytes in its last packet (the others carry a full payload)
+  bool sent = false;               // its first packet has left (first_sent is then valid)
   bool delivered = false;
 };
 

@@ -91,7 +91,10 @@ void Nic::send_data(Flow& flow) {
   const std::uint64_t sequence = flow.next_sequence++;
   for (PendingMessage& m : flow.messages) {
     if (sequence < m.end_sequence) {
-      if (sequence == m.first_sequence && m.times.first_sent == Time()) m.times.first_sent = now;
+      if (sequence == m.first_sequence && !m.sent) {
+        m.sent = true;
+        m.times.first_sent = now;
+      }
       break;
     }
   }
@@ -280,6 +283,7 @@ void Nic::stop_pause_storm() {
   frame->priority = static_cast<std::uint8_t>(storm_class_);
   frame->pause_quanta = 0;
   frame->size_bytes = static_cast<std::int32_t>(config_.control_frame.count());
+  ++port_.counters().classes[static_cast<std::size_t>(storm_class_)].pauses_sent;
   port_.enqueue(frame);
 }
 

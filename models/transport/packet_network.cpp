@@ -271,7 +271,8 @@ void PacketNetwork::sample() {
     for (int c = 0; c < kTrafficClasses; ++c) {
       const ClassCounters& counters = port.counters().classes[static_cast<std::size_t>(c)];
       const std::int64_t queue = port.queue_bytes(c);
-      if (queue == 0 && !counters_moved(counters, before.classes[static_cast<std::size_t>(c)])) {
+      if (queue == 0 && !port.paused(c) &&
+          !counters_moved(counters, before.classes[static_cast<std::size_t>(c)])) {
         continue;
       }
       port_samples_->append(PortSampleRow{now.ps(), node, port.index(), c, queue,

@@ -104,7 +104,8 @@ int run_command(const std::vector<std::string>& args) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   std::istringstream report(summary.report);
   for (std::string line; std::getline(report, line);) std::cout << "lockstep: " << line << "\n";
-  std::cout << "lockstep: " << summary.events << " events in " << wall << " s\n"
+  std::cout << "lockstep: " << summary.events << " events; " << wall
+            << " s wall in all (set-up and output included)\n"
             << "lockstep: wrote " << std::filesystem::absolute(output).string() << "\n";
   return exit_code::kOk;
 }

@@ -59,8 +59,12 @@ RunSummary run_traffic(const LoadedScenario& loaded, Hdf5Output& output, bool sh
                       ", max " + format_rounded(s.fct->max);
   }
   const DataAccount account = network.data_account();
-  summary.report += "\npause frames " + std::to_string(network.pause_frames_sent()) + ", dropped " +
-                    format(Bytes(account.dropped));
+  summary.report += "\npause frames " + std::to_string(network.pause_frames_sent()) +
+                    ", dropped payload " + format(Bytes(account.dropped));
+  if (outcome == RunOutcome::kDrained && !driver.all_complete()) {
+    summary.report += "\nwarning: the network went idle with " +
+                      std::to_string(s.flows - s.completed) + " flows unfinished";
+  }
   return summary;
 }
 

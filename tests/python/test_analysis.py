@@ -1,7 +1,9 @@
-"""The Python loader on a real run, and the output file against its documented schema.
+"""The Python loader on real runs, and the output files of both kinds of run against their schema.
 
-Needs LOCKSTEP_BIN (the program), LOCKSTEP_SOURCE_DIR (the source tree) and analysis/ on PYTHONPATH;
-ctest sets all three (tests/CMakeLists.txt).
+Job runs (scenarios/default.yaml, made small) and fabric runs (scenarios/fabric/victim.yaml and
+incast.yaml, both fast) are made once per class or module. Needs LOCKSTEP_BIN (the program),
+LOCKSTEP_SOURCE_DIR (the source tree) and analysis/ on PYTHONPATH; ctest sets all three
+(tests/CMakeLists.txt).
 """
 
 import os
@@ -27,6 +29,33 @@ GRADIENT_BYTES = 2_600_000_000  # job.gradient_size in scenarios/default.yaml
 # The default scenario's slow rank 17 does not exist with 8 ranks, so move it to rank 3.
 SMALL_RUN = ["--set", f"job.ranks={RANKS}", "--set", f"job.steps={STEPS}",
              "--set", "job.slow_ranks=[{rank: 3, slowdown: 8%}]"]
+
+# scenarios/fabric/victim.yaml: a leaf-spine of 2 leaves with 5 hosts each and 1 spine, one 400 Gbps
+# uplink per leaf, 100 Gbps host links of 1 us; hosts 0-2 send 2 MB each to host 5 (an incast on
+# leaf 1's port to host 5), host 3 sends 2 MB to host 6 (the victim). PFC on class 3, no DCQCN,
+# counters sampled every 10 us. Nodes as models/fabric/leaf_spine.hpp numbers them.
+VICTIM = SOURCE / "scenarios" / "fabric" / "victim.yaml"
+HOSTS, HOSTS_PER_LEAF = 10, 5
+LEAF0, LEAF1, SPINE = 10, 11, 12
+UPLINK_PORT = HOSTS_PER_LEAF  # a leaf's hosts are ports 0-4, its uplink port 5
+VICTIM_FLOWS = [(0, 5), (1, 5), (2, 5), (3, 6)]  # (source, destination), in list order
+VICTIM_FLOW = 3
+FLOW_BYTES = 2_000_000
+DATA_CLASS = 3
+PAYLOAD, HEADER = 1000, 62  # network.transport defaults, checked against /meta/scenario below
+WIRE = PAYLOAD + HEADER
+HOST_RATE_BPS, UPLINK_RATE_BPS = 100 * 10**9, 400 * 10**9
+LINK_DELAY_PS = 1_000_000
+VICTIM_PERIOD_PS = 10_000_000
+NO_PFC = ["--set", "network.switches.pfc.lossless_classes=[]"]
+# Three small flows on the victim network where the three ids of the fabric tables all differ: the
+# second flow waits for the first on the same queue pair, the third starts in between on another.
+QUEUE_PAIR_FLOWS = ("[{source: 0, destination: 5, size: 100KB},"
+                    " {source: 0, destination: 5, size: 50KB, after: 0, start: 2us},"
+                    " {source: 2, destination: 6, size: 10KB, start: 5us}]")
+# scenarios/fabric/incast.yaml: 15 senders to host 0 on a k=4 fat tree, DCQCN, sampled every 20 us.
+INCAST = SOURCE / "scenarios" / "fabric" / "incast.yaml"
+INCAST_FLOWS, INCAST_PERIOD_PS = 15, 20_000_000
 
 
 def parse_schema(text):
@@ -59,6 +88,41 @@ def parse_schema(text):
     return sections
 
 
+RUN_KINDS = {"job runs": "job", "fabric runs": "fabric"}
+
+
+def parse_written_by(text):
+    """{section: set of run kinds ("job", "fabric")}, from each section's "Written by: ..." line.
+
+    Every "### `section`" must have exactly one such line, naming known kinds only.
+    """
+    written_by = {}
+    current = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        heading = re.fullmatch(r"### `([^`]+)`\s*", line)
+        if heading:
+            current = heading.group(1)
+            continue
+        match = re.fullmatch(r"Written by: (.+)\.", line.strip())
+        if not match:
+            continue
+        if current is None or current in written_by:
+            raise ValueError(f"{SCHEMA}:{number}: 'Written by' outside a section or twice in one")
+        kinds = [k.strip() for k in match.group(1).split(",")]
+        unknown = [k for k in kinds if k not in RUN_KINDS]
+        if unknown:
+            raise ValueError(f"{SCHEMA}:{number}: unknown kind(s) of run {unknown}")
+        written_by[current] = {RUN_KINDS[k] for k in kinds}
+    return written_by
+
+
+def documented_for(kind):
+    """The doc's sections that a run of `kind` writes: {section: {column: (type, unit, ...)}}."""
+    text = SCHEMA.read_text()
+    sections, written_by = parse_schema(text), parse_written_by(text)
+    return {name: columns for name, columns in sections.items() if kind in written_by.get(name, ())}
+
+
 def type_in_file(dtype):
     """The doc's name for an HDF5 type as h5py maps it to numpy."""
     if dtype.kind == "S":
@@ -80,19 +144,112 @@ def unit_of_name(name):
         return "ps"
     if name.endswith("_bps"):
         return "bit/s"
-    if name == "bytes" or name.endswith("_bytes"):
+    if "bytes" in name.split("_"):
         return "bytes"
     return "-"
+
+
+def run_lockstep(out, scenario, *args):
+    """Runs `lockstep run scenario -o out args...`; returns the completed process (with stdout)."""
+    result = subprocess.run([BIN, "run", str(scenario), "-o", str(out), "--quiet", *map(str, args)],
+                            capture_output=True, text=True, timeout=60)
+    if result.returncode != 0:
+        raise AssertionError(f"lockstep run failed ({result.returncode}): {result.stderr}")
+    return result
 
 
 def run_small(directory):
     out = Path(directory) / "small.h5"
     scenario = SOURCE / "scenarios" / "default.yaml"
-    result = subprocess.run([BIN, "run", str(scenario), "-o", str(out), "--quiet", *SMALL_RUN],
-                            capture_output=True, text=True, timeout=60)
-    if result.returncode != 0:
-        raise AssertionError(f"lockstep run failed ({result.returncode}): {result.stderr}")
+    run_lockstep(out, scenario, *SMALL_RUN)
     return out, scenario
+
+
+def edge_port(host):
+    """(switch, port) of the victim scenario's leaf port that leads to `host` (leaf_spine.hpp)."""
+    return HOSTS + host // HOSTS_PER_LEAF, host % HOSTS_PER_LEAF
+
+
+def victim_wiring():
+    """{(node, port): (peer node, peer port)} of the victim scenario, both directions of every link.
+
+    From models/fabric/leaf_spine.hpp: leaf l has its hosts at ports 0-4 and its uplink at port 5;
+    the spine has its cables in leaf order.
+    """
+    wiring = {}
+    for host in range(HOSTS):
+        wiring[(host, 0)] = edge_port(host)
+    for leaf in range(2):
+        wiring[(HOSTS + leaf, UPLINK_PORT)] = (SPINE, leaf)
+    wiring.update({peer: end for end, peer in list(wiring.items())})
+    return wiring
+
+
+def data_bytes_unaccounted(totals):
+    """{switch: data bytes it received - bytes it sent - bytes it dropped} of a victim run that
+    completed (with nothing left in the queues): every value must be 0."""
+    wiring = victim_wiring()
+    by_port = totals.groupby(["node", "port"])[["bytes_sent", "dropped_bytes"]].sum()
+
+    def total(end, column):
+        return int(by_port[column].get(end, 0))
+
+    unaccounted = {}
+    for switch in [LEAF0, LEAF1, SPINE]:
+        ports = [end for end in wiring if end[0] == switch]
+        received = sum(total(wiring[end], "bytes_sent") for end in ports)
+        sent = sum(total(end, "bytes_sent") for end in ports)
+        dropped = sum(total(end, "dropped_bytes") for end in ports)
+        unaccounted[switch] = received - sent - dropped
+    return unaccounted
+
+
+def packets_of(payload_bytes):
+    return -(-payload_bytes // PAYLOAD)
+
+
+def serialization_ps(payload_bytes):
+    """Time to put a message's packets (payload plus header each) on a 100 Gbps host link."""
+    return packets_of(payload_bytes) * WIRE * 8 * 10**12 // HOST_RATE_BPS
+
+
+def fct_lower_bound_ps(payload_bytes, hops):
+    """No flow finishes faster than its sender can put it on the wire, plus the propagation of the
+    last packet to the destination and of its acknowledgement back."""
+    return serialization_ps(payload_bytes) + 2 * hops * LINK_DELAY_PS
+
+
+FABRIC_RUNS = {}  # name -> (path, completed process); made once, in setUpModule
+
+
+def setUpModule():
+    global _FABRIC_DIRECTORY
+    _FABRIC_DIRECTORY = tempfile.TemporaryDirectory()
+    directory = Path(_FABRIC_DIRECTORY.name)
+    # The victim scenario without its sample_period line: a run that records totals only.
+    unsampled = directory / "victim_unsampled.yaml"
+    text = VICTIM.read_text()
+    unsampled.write_text(re.sub(r"(?m)^  sample_period: .*\n", "", text))
+    assert unsampled.read_text() != text, "victim.yaml no longer sets network.sample_period"
+    runs = {
+        "victim": (VICTIM, []),
+        "victim_lossy": (VICTIM, NO_PFC),
+        "victim_unsampled": (unsampled, []),
+        "victim_until": (VICTIM, ["--until", "100us"]),
+        "incast": (INCAST, []),
+        "queue_pairs": (VICTIM, ["--set", f"traffic.flows={QUEUE_PAIR_FLOWS}"]),
+    }
+    for name, (scenario, args) in runs.items():
+        out = directory / f"{name}.h5"
+        FABRIC_RUNS[name] = (out, run_lockstep(out, scenario, *args))
+
+
+def tearDownModule():
+    _FABRIC_DIRECTORY.cleanup()
+
+
+def fabric_run(name):
+    return FABRIC_RUNS[name][0]
 
 
 class LoaderOnARealRun(unittest.TestCase):
@@ -111,6 +268,7 @@ class LoaderOnARealRun(unittest.TestCase):
 
     def test_tables_lists_the_three_tables_and_not_meta(self):
         self.assertEqual(la.tables(self.path), ["rank_ops", "rank_steps", "steps"])
+        self.assertEqual(la.run_kind(self.path), "job")
 
     def test_every_table_loads_as_a_dataframe_with_columns_in_file_order(self):
         with h5py.File(self.path, "r") as f:
@@ -247,16 +405,14 @@ class WithSeconds(unittest.TestCase):
         self.assertEqual(la.PS_PER_SECOND, 10**12)
 
 
-class FileMatchesSchemaDoc(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.doc = parse_schema(SCHEMA.read_text())
-        cls._directory = tempfile.TemporaryDirectory()
-        cls.path, _ = run_small(cls._directory.name)
+class SchemaDoc(unittest.TestCase):
+    """The doc itself: parseable, every section assigned to the runs that write it."""
 
     @classmethod
-    def tearDownClass(cls):
-        cls._directory.cleanup()
+    def setUpClass(cls):
+        text = SCHEMA.read_text()
+        cls.doc = parse_schema(text)
+        cls.written_by = parse_written_by(text)
 
     def test_the_doc_documents_meta_and_at_least_one_table(self):
         self.assertIn("/meta", self.doc)
@@ -271,6 +427,41 @@ class FileMatchesSchemaDoc(unittest.TestCase):
                     self.assertEqual(unit, unit_of_name(name))
                     self.assertTrue(meaning, "meaning is empty")
 
+    def test_every_section_says_which_kinds_of_run_write_it(self):
+        self.assertEqual(set(self.written_by), set(self.doc))
+        self.assertEqual(self.written_by["/meta"], {"job", "fabric"})
+        job = {name for name, kinds in self.written_by.items() if "job" in kinds}
+        fabric = {name for name, kinds in self.written_by.items() if "fabric" in kinds}
+        self.assertEqual(job, {"/meta", "rank_ops", "rank_steps", "steps"})
+        self.assertEqual(fabric, {"/meta", "messages", "flows", "port_totals", "port_samples",
+                                  "flow_samples"})
+
+    def test_the_written_by_parser_rejects_unknown_kinds_and_repeats(self):
+        with self.assertRaisesRegex(ValueError, "unknown kind"):
+            parse_written_by("### `x`\n\nWritten by: lunar runs.\n")
+        with self.assertRaisesRegex(ValueError, "twice"):
+            parse_written_by("### `x`\n\nWritten by: job runs.\nWritten by: job runs.\n")
+        self.assertEqual(parse_written_by("### `x`\n\nWritten by: job runs, fabric runs.\n"),
+                         {"x": {"job", "fabric"}})
+
+
+class FileMatchesSchemaDoc:
+    """Checks of one kind of run's file against the doc, in both directions; mixed into a TestCase
+    per kind (RUN_KIND, and make_run(directory) returning the file's path)."""
+
+    RUN_KIND = None
+    STRING_IN_A_TABLE = None  # a table with a text column, to see that strings are checked at all
+
+    @classmethod
+    def setUpClass(cls):
+        cls.doc = documented_for(cls.RUN_KIND)
+        cls._directory = tempfile.TemporaryDirectory()
+        cls.path = cls.make_run(cls._directory.name)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._directory.cleanup()
+
     def test_the_root_holds_exactly_the_documented_tables_and_meta(self):
         with h5py.File(self.path, "r") as f:
             documented = {name.lstrip("/") for name in self.doc}
@@ -283,6 +474,7 @@ class FileMatchesSchemaDoc(unittest.TestCase):
                 if table == "/meta":
                     continue
                 with self.subTest(table=table):
+                    self.assertIn(table, f, "documented for this kind of run, absent from the file")
                     dataset = f[table]
                     self.assertIsInstance(dataset, h5py.Dataset)
                     self.assertEqual(dataset.ndim, 1)
@@ -324,7 +516,7 @@ class FileMatchesSchemaDoc(unittest.TestCase):
                         self.assertEqual(member.get_cset(), h5py.h5t.CSET_ASCII, name)
 
             f.visititems(check)
-            self.assertIn("rank_ops", found)
+            self.assertIn(self.STRING_IN_A_TABLE, found)
             self.assertIn("meta/outcome", found)
 
     def test_nothing_in_the_file_is_undocumented(self):
@@ -344,9 +536,489 @@ class FileMatchesSchemaDoc(unittest.TestCase):
                 if table == "/meta":
                     continue
                 with self.subTest(table=table):
+                    self.assertIn(table, f, "documented for this kind of run, absent from the file")
                     self.assertEqual(f[table].chunks, (8192,))
                     self.assertEqual(f[table].compression, "gzip")
                     self.assertTrue(f[table].shuffle)
+
+
+class JobFileMatchesSchemaDoc(FileMatchesSchemaDoc, unittest.TestCase):
+    RUN_KIND = "job"
+    STRING_IN_A_TABLE = "rank_ops"
+
+    @staticmethod
+    def make_run(directory):
+        return run_small(directory)[0]
+
+
+class FabricFileMatchesSchemaDoc(FileMatchesSchemaDoc, unittest.TestCase):
+    """The victim scenario samples, so every fabric table is written (flow_samples is empty: no
+    DCQCN)."""
+
+    RUN_KIND = "fabric"
+    STRING_IN_A_TABLE = "messages"
+
+    @staticmethod
+    def make_run(directory):
+        return fabric_run("victim")
+
+    def test_the_sampled_tables_have_rows(self):
+        with h5py.File(self.path, "r") as f:
+            for table in ["messages", "flows", "port_totals", "port_samples"]:
+                self.assertGreater(f[table].shape[0], 0, table)
+
+
+class FabricVictimRun(unittest.TestCase):
+    """The victim scenario with PFC: records that agree with each other and with physics."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.path = fabric_run("victim")
+        cls.stdout = FABRIC_RUNS["victim"][1].stdout
+        cls.flows = la.load_table(cls.path, "flows")
+        cls.messages = la.load_table(cls.path, "messages")
+        cls.totals = la.load_table(cls.path, "port_totals")
+        cls.samples = la.load_table(cls.path, "port_samples")
+        cls.meta = la.meta(cls.path)
+
+    def total(self, node, port, column):
+        rows = self.totals[(self.totals["node"] == node) & (self.totals["port"] == port)]
+        return int(rows[column].sum())
+
+    def test_the_scenario_uses_the_transport_defaults_these_tests_assume(self):
+        self.assertRegex(self.meta["scenario"], r"(?m)^    payload: 1KB$")
+        self.assertRegex(self.meta["scenario"], r"(?m)^    header: 62B$")
+        self.assertRegex(self.meta["scenario"], r"(?m)^    traffic_class: 3$")
+        self.assertEqual(la.sample_period_ps(self.path), VICTIM_PERIOD_PS)
+
+    def test_tables_lists_the_fabric_tables_and_run_kind_says_fabric(self):
+        self.assertEqual(la.tables(self.path),
+                         ["flow_samples", "flows", "messages", "port_samples", "port_totals"])
+        self.assertEqual(la.run_kind(self.path), "fabric")
+        with self.assertRaisesRegex(KeyError, "flow_samples, flows, messages"):
+            la.load_table(self.path, "steps")
+
+    def test_every_flow_of_the_scenario_completed_once(self):
+        flows = self.flows
+        self.assertEqual(sorted(flows["flow"]), list(range(len(VICTIM_FLOWS))))
+        for row in flows.itertuples():
+            self.assertEqual((row.source, row.destination), VICTIM_FLOWS[row.flow], row)
+        self.assertTrue((flows["bytes"] == FLOW_BYTES).all())
+        self.assertTrue((flows["queue_pair"] == 0).all())
+        self.assertTrue((flows["start_ps"] == 0).all())
+        # In completion order.
+        self.assertTrue(flows["acknowledged_ps"].is_monotonic_increasing)
+        self.assertEqual(self.meta["outcome"], "completed")
+        self.assertEqual(self.meta["end_ps"], int(flows["acknowledged_ps"].max()))
+        self.assertIn(f"lockstep: {len(VICTIM_FLOWS)} of {len(VICTIM_FLOWS)} flows completed",
+                      self.stdout)
+
+    def test_flow_times_are_in_order_and_fct_is_acknowledged_minus_start(self):
+        f = self.flows
+        self.assertTrue((f["fct_ps"] == f["acknowledged_ps"] - f["start_ps"]).all())
+        self.assertTrue((f["acknowledged_ps"] >= f["delivered_ps"]).all())
+        self.assertTrue((f["delivered_ps"] >= f["first_sent_ps"]).all())
+        self.assertTrue((f["first_sent_ps"] >= f["start_ps"]).all())
+        self.assertTrue((f["start_ps"] >= 0).all())
+        # The acknowledgement travels back over the path: it cannot arrive with the data.
+        self.assertTrue((f["acknowledged_ps"] > f["delivered_ps"]).all())
+
+    def test_no_flow_beats_the_line_rate_and_the_speed_of_light(self):
+        joined = self.flows.merge(self.messages[["message", "hops"]], on="message", validate="1:1")
+        for row in joined.itertuples():
+            self.assertGreaterEqual(row.fct_ps, fct_lower_bound_ps(row.bytes, row.hops),
+                                    f"flow {row.flow}")
+            self.assertGreaterEqual(row.delivered_ps - row.first_sent_ps,
+                                    serialization_ps(row.bytes) + row.hops * LINK_DELAY_PS,
+                                    f"flow {row.flow}")
+        # The three incast flows share leaf 1's 100 Gbps port to host 5: the last one cannot be
+        # delivered before that port has sent all three.
+        incast = joined[joined["destination"] == 5]
+        self.assertGreaterEqual(int(incast["delivered_ps"].max()), 3 * serialization_ps(FLOW_BYTES))
+
+    def test_messages_and_flows_describe_the_same_transfers(self):
+        m, f = self.messages, self.flows
+        self.assertFalse(m["message"].duplicated().any())
+        self.assertEqual(int(m["bytes"].sum()), int(f["bytes"].sum()))
+        joined = f.merge(m, on="message", suffixes=("", "_m"), validate="1:1")
+        self.assertEqual(len(joined), len(f))
+        for column in ["source", "destination", "bytes", "first_sent_ps", "delivered_ps",
+                       "acknowledged_ps"]:
+            self.assertTrue((joined[column] == joined[column + "_m"]).all(), column)
+        self.assertTrue((joined["start_ps"] == joined["submitted_ps"]).all())
+
+    def test_each_path_runs_from_source_to_destination_through_switches(self):
+        for row in self.messages.itertuples():
+            self.assertIs(type(row.path), str)
+            nodes = [int(n) for n in row.path.split(">")]
+            self.assertEqual(nodes[0], row.source, row.path)
+            self.assertEqual(nodes[-1], row.destination, row.path)
+            self.assertEqual(row.hops, row.path.count(">"), row.path)
+            self.assertEqual(len(set(nodes)), len(nodes), f"{row.path} revisits a node")
+            self.assertTrue(all(n >= HOSTS for n in nodes[1:-1]), f"{row.path}: not via switches")
+            # Host to leaf to spine to leaf to host.
+            self.assertEqual(nodes, [row.source, edge_port(row.source)[0], SPINE,
+                                     edge_port(row.destination)[0], row.destination])
+
+    def test_port_totals_have_one_row_per_port_and_class_and_count_whole_packets(self):
+        t = self.totals
+        self.assertFalse(t.duplicated(["node", "port", "traffic_class"]).any())
+        self.assertEqual(set(t["traffic_class"]), {DATA_CLASS})
+        self.assertTrue(set(zip(t["node"], t["port"])) <= set(victim_wiring()), "unknown ports")
+        # Every data packet of 2 MB flows is a full one: payload plus header.
+        self.assertTrue((t["bytes_sent"] == t["packets_sent"] * WIRE).all())
+        self.assertTrue((t["ecn_marked"] <= t["packets_sent"]).all())
+        self.assertTrue((t.loc[t["node"] < HOSTS, "ecn_marked"] == 0).all(), "a NIC marked ECN")
+        self.assertTrue((t["max_queue_bytes"] <= 32_000_000).all(), "a queue beyond the buffer")
+        self.assertTrue((t.loc[t["bytes_sent"] > 0, "max_queue_bytes"] >= WIRE).all())
+        self.assertTrue((t["dropped_packets"] == 0).all(), "PFC must not drop")
+
+    def test_each_receiving_nics_leaf_port_carried_what_was_sent_to_it(self):
+        for destination, group in self.flows.groupby("destination"):
+            switch, port = edge_port(destination)
+            payload = int(group["bytes"].sum())
+            sent = self.total(switch, port, "bytes_sent")
+            self.assertGreaterEqual(sent, payload, f"to host {destination}")
+            # Lossless: every packet once, none resent.
+            self.assertEqual(sent, packets_of(payload) * WIRE, f"to host {destination}")
+        for source, group in self.flows.groupby("source"):
+            self.assertEqual(self.total(source, 0, "bytes_sent"),
+                             packets_of(int(group["bytes"].sum())) * WIRE, f"host {source}")
+
+    def test_every_switch_sends_on_every_data_byte_it_receives(self):
+        self.assertEqual(data_bytes_unaccounted(self.totals), {LEAF0: 0, LEAF1: 0, SPINE: 0})
+
+    def test_pfc_paused_the_spine_for_the_incast_and_the_victim_paid(self):
+        t = self.totals
+        self.assertGreater(int(t["pauses_sent"].sum()), 0)
+        # Leaf 1 receives the incast through its uplink and pauses the spine's port to it.
+        self.assertGreater(self.total(LEAF1, UPLINK_PORT, "pauses_sent"), 0)
+        self.assertGreater(self.total(SPINE, 1, "paused_ps"), 0)
+        self.assertTrue((t.loc[t["node"] < HOSTS, "pauses_sent"] == 0).all(), "a NIC sent pauses")
+        wiring = victim_wiring()
+        for row in t.itertuples():
+            # A frame is received at the far end of the link it was sent on (or is still on it).
+            peer_sent = self.total(*wiring[(row.node, row.port)], "pauses_sent")
+            self.assertLessEqual(row.pauses_received, peer_sent, f"{row.node}:{row.port}")
+            self.assertEqual(row.paused_ps > 0, row.pauses_received > 0, f"{row.node}:{row.port}")
+            self.assertLessEqual(row.paused_ps, self.meta["end_ps"])
+        victim = self.flows[self.flows["flow"] == VICTIM_FLOW].iloc[0]
+        alone = fct_lower_bound_ps(FLOW_BYTES, 4)
+        self.assertGreater(victim["fct_ps"], alone * 1.2, "head-of-line blocking did not show")
+
+    def test_port_samples_are_cumulative_counters_at_multiples_of_the_period(self):
+        s = self.samples
+        self.assertGreater(len(s), 0)
+        self.assertTrue((s["time_ps"] % VICTIM_PERIOD_PS == 0).all())
+        self.assertGreaterEqual(int(s["time_ps"].min()), VICTIM_PERIOD_PS)
+        self.assertLessEqual(int(s["time_ps"].max()), self.meta["end_ps"])
+        self.assertFalse(s.duplicated(["time_ps", "node", "port", "traffic_class"]).any())
+        self.assertTrue((s["paused_ps"] <= s["time_ps"]).all())
+        counters = ["bytes_sent", "ecn_marked", "pauses_sent", "pauses_received", "paused_ps",
+                    "dropped_packets"]
+        moved = ["bytes_sent", "ecn_marked", "pauses_sent", "pauses_received", "dropped_packets"]
+        totals = self.totals.set_index(["node", "port", "traffic_class"])
+        for key, group in s.sort_values("time_ps").groupby(["node", "port", "traffic_class"]):
+            with self.subTest(port=key):
+                for column in counters:
+                    self.assertTrue(group[column].is_monotonic_increasing, column)
+                    self.assertLessEqual(int(group[column].iloc[-1]), int(totals.loc[key, column]))
+                self.assertLessEqual(int(group["queue_bytes"].max()),
+                                     int(totals.loc[key, "max_queue_bytes"]))
+                # A row is written only for a non-empty queue or counters that moved.
+                previous = group[moved].shift(fill_value=0)
+                changed = (group[moved] != previous).any(axis=1)
+                self.assertTrue(((group["queue_bytes"] > 0) | changed).all())
+
+    def test_no_port_sends_faster_than_its_link_between_samples(self):
+        for row in self.totals.itertuples():
+            uplink = row.node == SPINE or (row.node >= HOSTS and row.port == UPLINK_PORT)
+            rate = UPLINK_RATE_BPS if uplink else HOST_RATE_BPS
+            series = la.port_timeseries(self.path, row.node, row.port, row.traffic_class)
+            sent = series["bytes_sent"].diff().fillna(series["bytes_sent"])
+            # A period can hold the ends of one more packet than fit in it.
+            limit = rate * VICTIM_PERIOD_PS // (8 * 10**12) + WIRE
+            self.assertLessEqual(int(sent.max()), limit, f"{row.node}:{row.port}")
+
+
+class FabricVictimWithoutPfc(unittest.TestCase):
+    """The victim scenario with no lossless class: drops and resends instead of pauses."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.path = fabric_run("victim_lossy")
+        cls.totals = la.load_table(cls.path, "port_totals")
+        cls.flows = la.load_table(cls.path, "flows")
+
+    def test_no_pause_frames_and_no_paused_time(self):
+        for column in ["pauses_sent", "pauses_received", "paused_ps"]:
+            self.assertTrue((self.totals[column] == 0).all(), column)
+        self.assertTrue((la.load_table(self.path, "port_samples")["paused_ps"] == 0).all())
+
+    def test_the_incast_bottleneck_drops_and_the_senders_resend(self):
+        t = self.totals
+        self.assertGreater(int(t["dropped_packets"].sum()), 0)
+        dropping = t[t["dropped_packets"] > 0]
+        self.assertEqual(list(zip(dropping["node"], dropping["port"])), [edge_port(5)])
+        self.assertTrue((t["dropped_bytes"] == t["dropped_packets"] * WIRE).all())
+        # Go-back-N resends at least what was dropped, from the incast's senders only.
+        nic = t[t["node"] < HOSTS].set_index("node")
+        resent = int(nic["bytes_sent"].sum()) - len(VICTIM_FLOWS) * packets_of(FLOW_BYTES) * WIRE
+        self.assertGreaterEqual(resent, int(t["dropped_bytes"].sum()))
+        self.assertEqual(int(nic.loc[3, "bytes_sent"]), packets_of(FLOW_BYTES) * WIRE)
+        # And everything still arrives, once: the leaf port to host 5 carried each packet once.
+        switch, port = edge_port(5)
+        row = t[(t["node"] == switch) & (t["port"] == port)].iloc[0]
+        self.assertEqual(row["bytes_sent"], 3 * packets_of(FLOW_BYTES) * WIRE)
+
+    def test_every_flow_still_completes_and_the_victim_is_faster_than_with_pfc(self):
+        self.assertEqual(sorted(self.flows["flow"]), list(range(len(VICTIM_FLOWS))))
+        self.assertTrue((self.flows["fct_ps"] == self.flows["acknowledged_ps"]
+                         - self.flows["start_ps"]).all())
+        with_pfc = la.load_table(fabric_run("victim"), "flows")
+        victim_fct = {name: int(df.loc[df["flow"] == VICTIM_FLOW, "fct_ps"].iloc[0])
+                      for name, df in [("lossy", self.flows), ("pfc", with_pfc)]}
+        self.assertLess(victim_fct["lossy"], victim_fct["pfc"])
+
+    def test_every_switch_sends_on_or_drops_every_data_byte_it_receives(self):
+        self.assertEqual(data_bytes_unaccounted(self.totals), {LEAF0: 0, LEAF1: 0, SPINE: 0})
+
+
+class FabricRunsThatStopEarlyOrDoNotSample(unittest.TestCase):
+    def test_without_sample_period_the_sample_tables_exist_with_no_rows(self):
+        path = fabric_run("victim_unsampled")
+        self.assertEqual(la.tables(path), la.tables(fabric_run("victim")))
+        self.assertEqual(len(la.load_table(path, "port_samples")), 0)
+        self.assertEqual(len(la.load_table(path, "flow_samples")), 0)
+        with self.assertRaisesRegex(ValueError, "sample_period"):
+            la.port_timeseries(path, LEAF1, 0)
+
+    def test_sampling_only_observes(self):
+        sampled, unsampled = fabric_run("victim"), fabric_run("victim_unsampled")
+        for table in ["flows", "messages", "port_totals"]:
+            with self.subTest(table=table):
+                pd.testing.assert_frame_equal(la.load_table(sampled, table),
+                                              la.load_table(unsampled, table))
+        self.assertEqual(la.meta(sampled)["end_ps"], la.meta(unsampled)["end_ps"])
+
+    def test_until_stops_before_any_flow_completes(self):
+        path = fabric_run("victim_until")
+        info = la.meta(path)
+        self.assertEqual(info["outcome"], "reached_until")
+        self.assertEqual(info["end_ps"], 100_000_000)
+        self.assertEqual(len(la.load_table(path, "flows")), 0)
+        self.assertEqual(len(la.load_table(path, "messages")), 0)
+        self.assertGreater(len(la.load_table(path, "port_totals")), 0)
+        samples = la.load_table(path, "port_samples")
+        self.assertEqual(int(samples["time_ps"].max()), 100_000_000)
+        summary = la.flow_completion_summary(path)
+        self.assertEqual(summary["count"], 0)
+        self.assertIsNone(summary["median_ps"])
+        self.assertIn("lockstep: 0 of 4 flows completed", FABRIC_RUNS["victim_until"][1].stdout)
+
+
+class FabricIncastFlowSamples(unittest.TestCase):
+    """DCQCN's record over time, from the incast scenario (the victim runs without DCQCN)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.path = fabric_run("incast")
+        cls.samples = la.load_table(cls.path, "flow_samples")
+        cls.messages = la.load_table(cls.path, "messages")
+
+    def test_samples_are_at_multiples_of_the_period_for_known_queue_pairs(self):
+        s = self.samples
+        self.assertGreater(len(s), 0)
+        self.assertEqual(la.sample_period_ps(self.path), INCAST_PERIOD_PS)
+        self.assertTrue((s["time_ps"] % INCAST_PERIOD_PS == 0).all())
+        self.assertFalse(s.duplicated(["time_ps", "flow"]).any())
+        self.assertEqual(set(s["flow"]), set(self.messages["flow"]))
+        self.assertEqual(len(self.messages), INCAST_FLOWS)
+
+    def test_a_queue_pair_is_sampled_until_its_message_is_acknowledged(self):
+        done = self.messages.set_index("flow")["acknowledged_ps"]
+        for flow, group in self.samples.groupby("flow"):
+            acknowledged = int(done[flow])
+            self.assertLessEqual(int(group["time_ps"].max()), acknowledged, f"flow {flow}")
+            # Every period from the first up to the acknowledgement.
+            self.assertIn(len(group), {(acknowledged - 1) // INCAST_PERIOD_PS,
+                                       acknowledged // INCAST_PERIOD_PS}, f"flow {flow}")
+
+    def test_rates_stay_within_the_link_and_dcqcn_reacted_to_the_incast(self):
+        s = self.samples
+        self.assertTrue((s["rate_bps"] > 0).all())
+        self.assertTrue((s["rate_bps"] <= HOST_RATE_BPS).all())
+        self.assertLess(int(s["rate_bps"].min()), HOST_RATE_BPS // 10, "DCQCN never cut a rate")
+        for flow, group in s.sort_values("time_ps").groupby("flow"):
+            self.assertTrue(group["cnps_received"].is_monotonic_increasing, f"flow {flow}")
+        self.assertGreater(int(s["cnps_received"].max()), 0)
+        self.assertGreater(int(la.load_table(self.path, "port_totals")["ecn_marked"].sum()), 0)
+
+
+class FabricHelpers(unittest.TestCase):
+    def test_flow_completion_summary_is_exact_and_nearest_rank(self):
+        path = fabric_run("victim")
+        fcts = sorted(int(v) for v in la.load_table(path, "flows")["fct_ps"])
+        summary = la.flow_completion_summary(path)
+        self.assertEqual(summary["count"], 4)
+        self.assertEqual(summary["min_ps"], fcts[0])
+        self.assertEqual(summary["median_ps"], fcts[1], "nearest rank: the lower middle of 4")
+        self.assertEqual(summary["p99_ps"], fcts[3])
+        self.assertEqual(summary["max_ps"], fcts[3])
+        self.assertEqual(summary["median_s"], fcts[1] / 1e12)
+        for name in ["min_ps", "median_ps", "p99_ps", "max_ps", "count"]:
+            self.assertIs(type(summary[name]), int, name)
+
+    def test_flow_completion_summary_agrees_with_what_lockstep_run_prints(self):
+        for name in ["victim", "incast"]:
+            path, process = FABRIC_RUNS[name]
+            line = re.search(r"(?m)^lockstep: flow completion: min (\S+), median (\S+), p99 (\S+), "
+                             r"max (\S+)$", process.stdout)
+            self.assertIsNotNone(line, process.stdout)
+            summary = la.flow_completion_summary(path)
+            for printed, key in zip(line.groups(), ["min_ps", "median_ps", "p99_ps", "max_ps"]):
+                # Printed with four significant digits.
+                self.assertAlmostEqual(la.duration_ps(printed) / summary[key], 1, delta=5e-4,
+                                       msg=f"{name} {key}: printed {printed}")
+
+    def test_port_timeseries_fills_the_gaps_of_port_samples(self):
+        path = fabric_run("victim")
+        end = la.meta(path)["end_ps"]
+        samples = la.load_table(path, "port_samples")
+        for node, port in [(SPINE, 1), (LEAF1, UPLINK_PORT), (LEAF1, 0), (0, 0)]:
+            with self.subTest(node=node, port=port):
+                series = la.port_timeseries(path, node, port, DATA_CLASS)
+                self.assertEqual(list(series["time_ps"]),
+                                 list(range(VICTIM_PERIOD_PS, end + 1, VICTIM_PERIOD_PS)))
+                mine = samples[(samples["node"] == node) & (samples["port"] == port)]
+                self.assertGreater(len(mine), 0)
+                self.assertEqual(len(mine) < len(series), (node, port) != (LEAF1, 0),
+                                 "only leaf 1's port to host 5 queues from start to end")
+                indexed = series.set_index("time_ps")
+                for row in mine.itertuples():
+                    self.assertEqual(indexed.loc[row.time_ps, "bytes_sent"], row.bytes_sent)
+                    self.assertEqual(indexed.loc[row.time_ps, "queue_bytes"], row.queue_bytes)
+                gaps = ~series["time_ps"].isin(mine["time_ps"])
+                self.assertTrue((series.loc[gaps, "queue_bytes"] == 0).all())
+                # A gap repeats the counters of the sample before it.
+                before = series["bytes_sent"].shift(fill_value=0)
+                self.assertTrue((series.loc[gaps, "bytes_sent"] == before[gaps]).all())
+                sent = series["sent_bps"] * VICTIM_PERIOD_PS / 8 / 1e12
+                self.assertAlmostEqual(sent.sum(), series["bytes_sent"].iloc[-1], delta=1)
+                self.assertTrue(series["paused_fraction"].between(0, 1).all())
+                self.assertIn("time_s", series.columns)
+        spine = la.port_timeseries(path, SPINE, 1)
+        self.assertGreater(spine["paused_fraction"].max(), 0)
+        totals = la.load_table(path, "port_totals")
+        spine_total = totals[(totals["node"] == SPINE) & (totals["port"] == 1)].iloc[0]
+        self.assertEqual(spine["pauses_received"].iloc[-1], spine_total["pauses_received"])
+
+    def test_port_timeseries_of_a_port_that_never_moved_is_zeros(self):
+        series = la.port_timeseries(fabric_run("victim"), LEAF0, 4)  # host 4 sent nothing
+        self.assertGreater(len(series), 0)
+        self.assertTrue((series.drop(columns=["time_ps", "time_s"]) == 0).all().all())
+
+    def test_flow_paths_adds_each_flows_route_and_network_id(self):
+        path = fabric_run("victim")
+        paths = la.flow_paths(path)
+        flows = la.load_table(path, "flows")
+        self.assertEqual(list(paths["flow"]), list(flows["flow"]))
+        self.assertEqual(list(paths.columns),
+                         list(flows.columns) + ["network_flow", "hops", "path"])
+        messages = la.load_table(path, "messages").set_index("message")
+        for row in paths.itertuples():
+            self.assertEqual(row.network_flow, messages.loc[row.message, "flow"])
+            self.assertTrue(row.path.startswith(f"{row.source}>"))
+
+    def test_flow_paths_joins_through_message_when_the_three_ids_differ(self):
+        path = fabric_run("queue_pairs")
+        paths = la.flow_paths(path).set_index("flow")
+        # Completion order: the third flow (short) first, then the first, then the one after it.
+        self.assertEqual(list(la.load_table(path, "flows")["flow"]), [2, 0, 1])
+        self.assertEqual(list(paths.loc[[0, 1, 2], "message"]), [0, 2, 1])  # in order sent
+        self.assertEqual(list(paths.loc[[0, 1, 2], "network_flow"]), [0, 0, 1])  # first use
+        self.assertEqual(list(paths.loc[[0, 1, 2], "bytes"]), [100_000, 50_000, 10_000])
+        # "after" starts a flow at its predecessor's acknowledgement plus its own start.
+        self.assertEqual(paths.loc[1, "start_ps"], paths.loc[0, "acknowledged_ps"] + 2_000_000)
+        self.assertEqual(paths.loc[2, "start_ps"], 5_000_000)
+        self.assertTrue((paths["fct_ps"] == paths["acknowledged_ps"] - paths["start_ps"]).all())
+        for flow, row in paths.iterrows():
+            self.assertGreaterEqual(row["fct_ps"], fct_lower_bound_ps(row["bytes"], row["hops"]),
+                                    f"flow {flow}")
+
+    def test_summarize_prints_flows_and_the_deepest_queues_of_a_fabric_run(self):
+        script = SOURCE / "analysis" / "summarize.py"
+        result = subprocess.run([sys.executable, str(script), str(fabric_run("victim"))],
+                                capture_output=True, text=True, timeout=30)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        lines = result.stdout.splitlines()
+        self.assertIn("completed, 4 flow(s) completed", lines[0])
+        fct = la.flow_completion_summary(fabric_run("victim"))
+        self.assertEqual(lines[1], "flow completion time (s): " + ", ".join(
+            f"{name} {fct[name + '_ps'] / 1e12:.9f}" for name in ["min", "median", "p99", "max"]))
+        pauses = int(la.load_table(fabric_run("victim"), "port_totals")["pauses_sent"].sum())
+        self.assertIn(f"; {pauses} pause frame(s) sent", lines[2])
+        self.assertTrue(lines[3].startswith("deepest queues"))
+        self.assertIn("max queue (bytes)", lines[4])
+        # The incast's bottleneck, leaf 1's port to host 5, queued most.
+        self.assertEqual(lines[5].split()[:3], [str(LEAF1), "0", str(DATA_CLASS)])
+        self.assertEqual(len(lines), 5 + 5)
+
+    def test_summarize_of_a_run_stopped_before_any_flow_completed(self):
+        script = SOURCE / "analysis" / "summarize.py"
+        result = subprocess.run([sys.executable, str(script), str(fabric_run("victim_until"))],
+                                capture_output=True, text=True, timeout=30)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("reached_until, 0 flow(s) completed", result.stdout.splitlines()[0])
+        self.assertNotIn("flow completion", result.stdout)
+
+    def test_first_sent_is_the_first_transmission_even_when_the_first_packet_is_resent(self):
+        """A message whose first packet left at t = 0 and was resent keeps t = 0 as its first send."""
+        with tempfile.TemporaryDirectory() as directory:
+            out = Path(directory) / "resent.h5"
+            # One 3-packet flow and a 1 us timeout: shorter than the round trip, so it resends.
+            run_lockstep(out, VICTIM, "--set", "network.transport.retransmit_timeout=1us",
+                         "--set", "traffic.flows=[{source: 0, destination: 5, size: 3KB}]")
+            self.assertGreater(int(la.load_table(out, "port_totals").query("node == 0")
+                                   ["packets_sent"].iloc[0]), 3, "nothing was resent")
+            self.assertEqual(int(la.load_table(out, "messages")["first_sent_ps"].iloc[0]), 0)
+
+
+class NearestRankPercentile(unittest.TestCase):
+    def test_the_rank_is_ceil_of_p_n_over_100(self):
+        values = [40, 10, 30, 20]
+        self.assertEqual(la.nearest_rank_percentile(values, 50), 20)
+        self.assertEqual(la.nearest_rank_percentile(values, 25), 10)
+        self.assertEqual(la.nearest_rank_percentile(values, 26), 20)
+        self.assertEqual(la.nearest_rank_percentile(values, 99), 40)
+        self.assertEqual(la.nearest_rank_percentile(values, 100), 40)
+        self.assertEqual(la.nearest_rank_percentile(range(1, 201), 99), 198)
+        self.assertEqual(la.nearest_rank_percentile([7], 1), 7)
+        # Exact on picoseconds beyond float precision.
+        big = 2**62 + 1
+        self.assertEqual(la.nearest_rank_percentile([big, big + 2], 100), big + 2)
+
+    def test_bad_arguments_raise(self):
+        for percent in [0, 101, 99.9, -5]:
+            with self.assertRaises(ValueError, msg=str(percent)):
+                la.nearest_rank_percentile([1, 2], percent)
+        with self.assertRaises(ValueError):
+            la.nearest_rank_percentile([], 50)
+
+
+class DurationPs(unittest.TestCase):
+    def test_scenario_durations_convert_exactly(self):
+        self.assertEqual(la.duration_ps("10us"), 10_000_000)
+        self.assertEqual(la.duration_ps("1.5us"), 1_500_000)
+        self.assertEqual(la.duration_ps("0ps"), 0)
+        self.assertEqual(la.duration_ps("517.7us"), 517_700_000)
+        self.assertEqual(la.duration_ps("2min"), 120 * 10**12)
+        self.assertEqual(la.duration_ps("1h"), 3600 * 10**12)
+
+    def test_no_unit_a_fraction_of_a_picosecond_or_an_unknown_unit_raise(self):
+        for text in ["400", "1.5ps", "10 parsecs", "", "-1us"]:
+            with self.assertRaises(ValueError, msg=text):
+                la.duration_ps(text)
 
 
 if __name__ == "__main__":

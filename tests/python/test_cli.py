@@ -23,6 +23,8 @@ DEFAULT_SCENARIO = SOURCE / "scenarios" / "default.yaml"
 # ranks, so it moves to rank 3.
 SMALL = ["--set", "job.ranks=8", "--set", "job.steps=3",
          "--set", "job.slow_ranks=[{rank: 3, slowdown: 8%}]"]
+# The fastest fabric scenario (about 0.1 s; incast.yaml takes about 0.3 s, permutation.yaml 0.7 s).
+VICTIM = SOURCE / "scenarios" / "fabric" / "victim.yaml"
 
 
 def lockstep(*args, cwd=None):
@@ -79,16 +81,56 @@ class Running(CliTestCase):
         self.assertEqual(len(la.load_table(out, "steps")), 3)
 
 
+    def test_a_fabric_scenario_runs_its_flows_and_reports_them(self):
+        result = lockstep("run", VICTIM, cwd=self.dir)
+        self.assert_exit(result, 0)
+        written = self.dir / "victim.h5"
+        self.assertTrue(written.is_file())
+        lines = result.stdout.splitlines()
+        self.assertRegex(result.stdout, r"(?m)^lockstep: 4 of 4 flows completed in \S+ simulated "
+                                        r"on 10 endpoints, 3 switches$")
+        self.assertRegex(result.stdout, r"(?m)^lockstep: flow completion: min \S+, median \S+, "
+                                        r"p99 \S+, max \S+$")
+        self.assertRegex(result.stdout, r"(?m)^lockstep: pause frames [1-9]\d*, dropped payload 0B$")
+        self.assertIn(f"lockstep: wrote {written.resolve()}", lines)
+        self.assertEqual(la.run_kind(written), "fabric")
+        self.assertEqual(la.meta(written)["outcome"], "completed")
+        self.assertEqual(len(la.load_table(written, "flows")), 4)
+        self.assertNotIn("steps", la.tables(written))
+
+
+def wait_for_the_clock_to_tick():
+    """HDF5 timestamps have one-second resolution: let the clock tick so that any would differ."""
+    started = int(time.time())
+    while int(time.time()) == started:
+        time.sleep(0.05)
+
+
 class Determinism(CliTestCase):
     def test_same_scenario_and_seed_give_byte_identical_files(self):
         first, second = self.dir / "first.h5", self.dir / "second.h5"
         self.assert_exit(lockstep("run", DEFAULT_SCENARIO, "-o", first, "--seed", "7", *SMALL), 0)
-        # HDF5 timestamps have one-second resolution: let the clock tick so that any would differ.
-        started = int(time.time())
-        while int(time.time()) == started:
-            time.sleep(0.05)
+        wait_for_the_clock_to_tick()
         self.assert_exit(lockstep("run", DEFAULT_SCENARIO, "-o", second, "--seed", "7", *SMALL), 0)
         self.assertTrue(filecmp.cmp(first, second, shallow=False), "files differ")
+
+    def test_same_fabric_scenario_and_seed_give_byte_identical_files(self):
+        first, second = self.dir / "first.h5", self.dir / "second.h5"
+        self.assert_exit(lockstep("run", VICTIM, "-o", first, "--seed", "7"), 0)
+        wait_for_the_clock_to_tick()
+        self.assert_exit(lockstep("run", VICTIM, "-o", second, "--seed", "7"), 0)
+        self.assertGreater(len(la.load_table(first, "port_samples")), 0)
+        self.assertTrue(filecmp.cmp(first, second, shallow=False), "files differ")
+
+    def test_a_different_seed_changes_a_fabric_run(self):
+        # ECN marks are drawn at random (RED), so the seed shows in the marking counts.
+        one, two = self.dir / "seed1.h5", self.dir / "seed2.h5"
+        self.assert_exit(lockstep("run", VICTIM, "-o", one, "--seed", "1"), 0)
+        self.assert_exit(lockstep("run", VICTIM, "-o", two, "--seed", "2"), 0)
+        marks_one = la.load_table(one, "port_totals")["ecn_marked"]
+        marks_two = la.load_table(two, "port_totals")["ecn_marked"]
+        self.assertGreater(int(marks_one.sum()), 0)
+        self.assertNotEqual(list(marks_one), list(marks_two), "seed had no effect on ECN marking")
 
     def test_a_different_seed_gives_different_step_times(self):
         one, two = self.dir / "seed1.h5", self.dir / "seed2.h5"
