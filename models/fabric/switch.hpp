@@ -36,8 +36,8 @@ class Switch final : public PacketReceiver, public PortOwner {
   [[nodiscard]] const EgressPort& port(std::size_t i) const { return *ports_[i]; }
   [[nodiscard]] const SharedBuffer& buffer() const { return buffer_; }
   [[nodiscard]] std::int32_t node() const { return node_; }
-  // Packets of lossless classes dropped because their PFC headroom was full: a sizing error, since an
-  // ingress that stays within XOFF threshold plus headroom never drops.
+  // Packets of lossless classes dropped because their PFC headroom was full: a sizing error, since
+  // an ingress that stays within XOFF threshold plus headroom never drops.
   [[nodiscard]] std::int64_t headroom_overflows() const { return headroom_overflows_; }
   [[nodiscard]] std::int64_t dropped_payload_bytes() const { return dropped_payload_bytes_; }
 

@@ -45,6 +45,16 @@ Topology chain() {
                         {{0, 2, rate, delay}, {2, 3, rate, delay}, {3, 1, rate, delay}});
 }
 
+// A lossless network on chain(), everything a test needs to send and run.
+struct ChainNetwork {
+  Simulator sim;
+  Topology topology = chain();
+  Routing routing{topology};
+  PacketNetworkConfig config = lossless_config();
+  testing::MemoryBackend output;
+  PacketNetwork network{sim, routing, config, 1, output};
+};
+
 // Ten packets of 1000 B payload + 62 B header = 1062 B: s = 1062 x 8 / 100 Gb/s = 84.96 ns.
 // Store and forward over 3 hops: the last bit of packet 10 leaves host0 at 10 s, and each of the
 // two switches adds one more serialization; each hop adds 1 us of propagation:
@@ -52,12 +62,9 @@ Topology chain() {
 // The ACK (64 B, 5.12 ns per hop) returns over the same three idle hops:
 //   acknowledged = delivered + 3 x 5,120 ps + 3 x 1 us = 7,034,880 ps.
 TEST_CASE("one message over a chain completes at the store-and-forward time to the picosecond") {
-  Simulator sim;
-  const Topology topology = chain();
-  const Routing routing(topology);
-  const PacketNetworkConfig config = lossless_config();
-  testing::MemoryBackend output;
-  PacketNetwork network(sim, routing, config, 1, output);
+  ChainNetwork chain_network;
+  Simulator& sim = chain_network.sim;
+  PacketNetwork& network = chain_network.network;
   Completions completions;
   (void)network.send(0, 1, Bytes(10'000), 0, completions);
   (void)sim.run();
@@ -191,12 +198,9 @@ struct StormSwitch {
 // the pause spreads back to the sender (Guo et al., SIGCOMM'16, section 4.3). When the storm stops,
 // the transfer completes without a drop.
 TEST_CASE("a pause storm from one NIC spreads upstream to the sender and nothing is lost") {
-  Simulator sim;
-  const Topology topology = chain();
-  const Routing routing(topology);
-  const PacketNetworkConfig config = lossless_config();
-  testing::MemoryBackend output;
-  PacketNetwork network(sim, routing, config, 1, output);
+  ChainNetwork chain_network;
+  Simulator& sim = chain_network.sim;
+  PacketNetwork& network = chain_network.network;
   Completions completions;
   network.nic(1).start_pause_storm(3);
   StormSwitch storm{network.nic(1)};
