@@ -74,8 +74,8 @@ class Schema {
   // Reports a problem that involves several keys, against one of them ("ranks", "items[2].rank").
   class Checker {
    public:
-    Checker(const YAML::Node& mapping, const std::string& path, DecodeContext& context)
-        : mapping_(mapping), path_(path), context_(context) {}
+    Checker(const YAML::Node& mapping, std::string path, DecodeContext& context)
+        : mapping_(mapping), path_(std::move(path)), context_(context) {}
     void error(const std::string& relative_path, std::string message) const {
       context_.error(locate(relative_path), child_path(path_, relative_path), std::move(message));
     }
@@ -102,8 +102,8 @@ class Schema {
       return found;
     }
 
-    const YAML::Node& mapping_;
-    const std::string& path_;
+    YAML::Node mapping_;  // a handle: copying it shares the document
+    std::string path_;
     DecodeContext& context_;
   };
 
