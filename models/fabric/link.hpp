@@ -7,7 +7,6 @@
 #include <cstdint>
 
 #include "models/fabric/packet.hpp"
-#include "models/fabric/ring.hpp"
 #include "sim/core/simulator.hpp"
 
 namespace lockstep {
@@ -33,10 +32,10 @@ class Link {
 
   // The last bit of `packet` left the sender now.
   void carry(Packet* packet) {
-    const Time arrives = sim_.now() + delay_;
+    packet->arrives_at = sim_.now() + delay_;
     const bool idle = in_flight_.empty();
-    in_flight_.push(InFlight{packet, arrives});
-    if (idle) sim_.schedule<&Link::arrive>(arrives, this);
+    in_flight_.push(packet);
+    if (idle) sim_.schedule<&Link::arrive>(packet->arrives_at, this);
   }
 
   [[nodiscard]] Duration delay() const { return delay_; }
@@ -44,18 +43,9 @@ class Link {
   [[nodiscard]] std::int64_t data_bytes_in_flight() const;
 
  private:
-  struct InFlight {
-    Packet* packet;
-    Time arrives;
-  };
-
   void arrive() {
-    Packet* packet = in_flight_.pop().packet;
-    if (!in_flight_.empty()) {
-      const InFlight& next = in_flight_.front();
-      __builtin_prefetch(next.packet);
-      sim_.schedule<&Link::arrive>(next.arrives, this);
-    }
+    Packet* packet = in_flight_.pop();
+    if (!in_flight_.empty()) sim_.schedule<&Link::arrive>(in_flight_.front()->arrives_at, this);
     receiver_->receive(packet, receiver_port_);
   }
 
@@ -63,14 +53,14 @@ class Link {
   Duration delay_;
   PacketReceiver* receiver_ = nullptr;
   std::uint16_t receiver_port_ = 0;
-  Ring<InFlight> in_flight_;
+  PacketFifo in_flight_;
 };
 
 inline std::int64_t Link::data_bytes_in_flight() const {
   std::int64_t bytes = 0;
-  in_flight_.for_each([&](const InFlight& f) {
-    if (f.packet->kind == PacketKind::kData) bytes += f.packet->payload_bytes;
-  });
+  for (const Packet* p = in_flight_.front(); p != nullptr; p = p->next) {
+    if (p->kind == PacketKind::kData) bytes += p->payload_bytes;
+  }
   return bytes;
 }
 
