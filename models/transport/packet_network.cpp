@@ -21,6 +21,15 @@ struct PacketNetwork::MessageRow {
   FixedText<96> path;  // node ids joined by '>', source first
 };
 
+struct PacketNetwork::PortRow {
+  std::int64_t node;
+  std::int64_t port;
+  std::int64_t peer;
+  std::int64_t peer_port;
+  std::int64_t rate_bps;
+  std::int64_t delay_ps;
+};
+
 struct PacketNetwork::PortSampleRow {
   std::int64_t time_ps;
   std::int64_t node;
@@ -68,6 +77,14 @@ TableLayout message_layout() {
        column("submitted_ps", &Row::submitted_ps), column("first_sent_ps", &Row::first_sent_ps),
        column("delivered_ps", &Row::delivered_ps), column("acknowledged_ps", &Row::acknowledged_ps),
        column("hops", &Row::hops), column("path", &Row::path)});
+}
+
+TableLayout port_layout() {
+  using Row = PacketNetwork::PortRow;
+  return layout<Row>(
+      "ports", {column("node", &Row::node), column("port", &Row::port), column("peer", &Row::peer),
+                column("peer_port", &Row::peer_port), column("rate_bps", &Row::rate_bps),
+                column("delay_ps", &Row::delay_ps)});
 }
 
 TableLayout port_sample_layout() {
@@ -123,10 +140,20 @@ PacketNetwork::PacketNetwork(Simulator& sim, const Routing& routing,
       config_(config),
       seed_(seed),
       message_table_(std::make_unique<Table<MessageRow>>(output, message_layout())),
+      port_table_(std::make_unique<Table<PortRow>>(output, port_layout())),
       port_samples_(std::make_unique<Table<PortSampleRow>>(output, port_sample_layout())),
       port_totals_(std::make_unique<Table<PortTotalRow>>(output, port_total_layout())),
       flow_samples_(std::make_unique<Table<FlowSampleRow>>(output, flow_sample_layout())) {
   const Topology& topology = routing.topology();
+  // The wiring, so that port numbers in the other tables can be read without the builders' rules.
+  for (NodeId n = 0; n < topology.node_count(); ++n) {
+    const std::span<const Port> ports = topology.ports(n);
+    for (std::size_t i = 0; i < ports.size(); ++i) {
+      const Cable& cable = topology.cable(ports[i].cable);
+      port_table_->append(PortRow{n, static_cast<std::int64_t>(i), ports[i].peer,
+                                  ports[i].peer_port, cable.rate.bps(), cable.delay.ps()});
+    }
+  }
   for (const Cable& cable : topology.cables()) {
     links_.emplace_back(sim, cable.delay);  // a -> b
     links_.emplace_back(sim, cable.delay);  // b -> a
@@ -306,6 +333,7 @@ void PacketNetwork::finish() {
     }
   });
   message_table_->flush();
+  port_table_->flush();
   port_samples_->flush();
   port_totals_->flush();
   flow_samples_->flush();

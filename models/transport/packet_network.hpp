@@ -1,9 +1,10 @@
 // The packet-level backend of `Network`: every cable of a Topology becomes two Links, every switch
 // a Switch and every endpoint a Nic, wired port to port as the Topology numbers them and routed by
 // its Routing. A queue pair (source, destination, index) becomes a Flow on first use, with ECMP
-// entropy hashed from those three values. The network records what its components count: per
-// message its times and path, per port and traffic class counters sampled at a fixed period (only
-// those that moved) and their totals at the end, and per flow its DCQCN rate over time.
+// entropy hashed from those three values. The network records the wiring (every port and its
+// peer) and what its components count: per message its times and path, per port and traffic class
+// counters sampled at a fixed period (only those that moved) and their totals at the end, and per
+// flow its DCQCN rate over time.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +42,7 @@ class PacketNetwork final : public Network, public MessageListener {
  public:
   // Rows of the tables it records (defined with their columns in packet_network.cpp).
   struct MessageRow;
+  struct PortRow;
   struct PortSampleRow;
   struct PortTotalRow;
   struct FlowSampleRow;
@@ -95,6 +97,7 @@ class PacketNetwork final : public Network, public MessageListener {
   std::uint64_t next_message_ = 0;
 
   std::unique_ptr<Table<MessageRow>> message_table_;
+  std::unique_ptr<Table<PortRow>> port_table_;
   std::unique_ptr<Table<PortSampleRow>> port_samples_;
   std::unique_ptr<Table<PortTotalRow>> port_totals_;
   std::unique_ptr<Table<FlowSampleRow>> flow_samples_;

@@ -433,8 +433,8 @@ class SchemaDoc(unittest.TestCase):
         job = {name for name, kinds in self.written_by.items() if "job" in kinds}
         fabric = {name for name, kinds in self.written_by.items() if "fabric" in kinds}
         self.assertEqual(job, {"/meta", "rank_ops", "rank_steps", "steps"})
-        self.assertEqual(fabric, {"/meta", "messages", "flows", "port_totals", "port_samples",
-                                  "flow_samples"})
+        self.assertEqual(fabric, {"/meta", "messages", "flows", "ports", "port_totals",
+                                  "port_samples", "flow_samples"})
 
     def test_the_written_by_parser_rejects_unknown_kinds_and_repeats(self):
         with self.assertRaisesRegex(ValueError, "unknown kind"):
@@ -593,10 +593,24 @@ class FabricVictimRun(unittest.TestCase):
 
     def test_tables_lists_the_fabric_tables_and_run_kind_says_fabric(self):
         self.assertEqual(la.tables(self.path),
-                         ["flow_samples", "flows", "messages", "port_samples", "port_totals"])
+                         ["flow_samples", "flows", "messages", "port_samples", "port_totals",
+                          "ports"])
         self.assertEqual(la.run_kind(self.path), "fabric")
         with self.assertRaisesRegex(KeyError, "flow_samples, flows, messages"):
             la.load_table(self.path, "steps")
+
+    def test_ports_list_every_cable_from_both_ends(self):
+        ports = la.load_table(self.path, "ports")
+        # victim.yaml: 2 leaves x 5 hosts and one spine with one uplink per leaf: 12 cables.
+        self.assertEqual(len(ports), 2 * 12)
+        for row in ports.itertuples():
+            back = ports[(ports.node == row.peer) & (ports.port == row.peer_port)]
+            self.assertEqual(len(back), 1, row)
+            self.assertEqual((int(back.peer.iloc[0]), int(back.peer_port.iloc[0])),
+                             (row.node, row.port))
+        uplinks = ports[(ports.node >= 10) & (ports.peer >= 10)]
+        self.assertEqual(set(uplinks.rate_bps), {400 * 10**9})
+        self.assertEqual(set(ports.delay_ps), {10**6})
 
     def test_every_flow_of_the_scenario_completed_once(self):
         flows = self.flows
