@@ -40,13 +40,11 @@ class EgressPort {
   [[nodiscard]] std::int64_t queue_bytes(int traffic_class) const {
     return data_[static_cast<std::size_t>(traffic_class)].bytes();
   }
-  [[nodiscard]] std::int64_t control_queue_bytes() const { return control_.bytes(); }
   [[nodiscard]] bool paused(int traffic_class) const {
     return paused_until_[static_cast<std::size_t>(traffic_class)] > sim_.now();
   }
   // Total time the class has been paused up to now.
   [[nodiscard]] Duration paused_time(int traffic_class) const;
-  [[nodiscard]] bool busy() const { return in_transmission_ != nullptr; }
   [[nodiscard]] BitRate rate() const { return rate_; }
   [[nodiscard]] std::uint16_t index() const { return index_; }
   [[nodiscard]] PortCounters& counters() { return counters_; }

@@ -38,7 +38,6 @@ class Link {
     if (idle) sim_.schedule<&Link::arrive>(packet->arrives_at, this);
   }
 
-  [[nodiscard]] Duration delay() const { return delay_; }
   // Data bytes propagating on this link now (for conservation checks, not the event loop).
   [[nodiscard]] std::int64_t data_bytes_in_flight() const;
 

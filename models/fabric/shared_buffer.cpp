@@ -89,15 +89,6 @@ bool SharedBuffer::below_xon(std::uint16_t port, int traffic_class) const {
   return u.headroom == 0 && u.shared + config_.pfc.xon_gap.count() <= threshold(config_.pfc.alpha);
 }
 
-std::int64_t SharedBuffer::occupancy(std::uint16_t port, int traffic_class) const {
-  const ClassUse& u = use(port, traffic_class);
-  return u.shared + u.headroom;
-}
-
-std::int64_t SharedBuffer::headroom_used(std::uint16_t port, int traffic_class) const {
-  return use(port, traffic_class).headroom;
-}
-
 std::int64_t SharedBuffer::headroom_size(std::uint16_t port) const { return headroom_size_[port]; }
 
 }  // namespace lockstep

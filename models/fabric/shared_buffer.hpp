@@ -31,18 +31,14 @@ class SharedBuffer {
 
   // Decides where an arriving packet goes and accounts it; kDrop accounts nothing.
   [[nodiscard]] Admission admit(std::uint16_t port, int traffic_class, std::int64_t bytes);
-  // A packet admitted as `where` left the switch.
+  // An admitted packet left the switch; headroom is freed before shared buffer.
   void release(std::uint16_t port, int traffic_class, std::int64_t bytes);
 
   // PFC state per (port, class): whether XOFF should be in force now.
   [[nodiscard]] bool over_xoff(std::uint16_t port, int traffic_class) const;
   [[nodiscard]] bool below_xon(std::uint16_t port, int traffic_class) const;
 
-  [[nodiscard]] std::int64_t occupancy(std::uint16_t port, int traffic_class) const;
-  [[nodiscard]] std::int64_t headroom_used(std::uint16_t port, int traffic_class) const;
   [[nodiscard]] std::int64_t headroom_size(std::uint16_t port) const;
-  [[nodiscard]] std::int64_t shared_used() const { return shared_used_; }
-  [[nodiscard]] std::int64_t shared_size() const { return shared_size_; }
   [[nodiscard]] std::int64_t threshold(double alpha) const;
 
  private:

@@ -34,7 +34,6 @@ class Switch final : public PacketReceiver, public PortOwner {
   [[nodiscard]] std::size_t port_count() const { return ports_.size(); }
   [[nodiscard]] EgressPort& port(std::size_t i) { return *ports_[i]; }
   [[nodiscard]] const EgressPort& port(std::size_t i) const { return *ports_[i]; }
-  [[nodiscard]] const SharedBuffer& buffer() const { return buffer_; }
   [[nodiscard]] std::int32_t node() const { return node_; }
   // Packets of lossless classes dropped because their PFC headroom was full: a sizing error, since
   // an ingress that stays within XOFF threshold plus headroom never drops.

@@ -1,6 +1,7 @@
 #include "models/transport/nic.hpp"
 
 #include <algorithm>
+#include <string>
 
 namespace lockstep {
 namespace {
@@ -76,32 +77,30 @@ void Nic::wake() {
   try_send();
 }
 
-std::int64_t Nic::payload_of(const Flow& flow, std::uint64_t sequence) const {
-  for (const PendingMessage& m : flow.messages) {
-    if (sequence < m.end_sequence) {
-      return sequence + 1 == m.end_sequence ? m.last_payload : config_.payload_per_packet.count();
-    }
+PendingMessage& Nic::message_of(Flow& flow, std::uint64_t sequence) {
+  for (PendingMessage& m : flow.messages) {
+    if (sequence < m.end_sequence) return m;
   }
-  return config_.payload_per_packet.count();
+  fail_invariant(sim_.now(), "nic",
+                 "packet " + std::to_string(sequence) + " of flow " + std::to_string(flow.id) +
+                     " belongs to no message");
 }
 
 void Nic::send_data(Flow& flow) {
   const Time now = sim_.now();
   catch_up_dcqcn_timers(flow);
   const std::uint64_t sequence = flow.next_sequence++;
-  for (PendingMessage& m : flow.messages) {
-    if (sequence < m.end_sequence) {
-      if (sequence == m.first_sequence && !m.sent) {
-        m.sent = true;
-        m.times.first_sent = now;
-      }
-      break;
-    }
+  PendingMessage& message = message_of(flow, sequence);
+  if (!message.sent) {
+    message.sent = true;
+    message.times.first_sent = now;
   }
   Packet* packet = packets_.acquire();
   packet->kind = PacketKind::kData;
   packet->priority = flow.traffic_class;
-  packet->payload_bytes = static_cast<std::int32_t>(payload_of(flow, sequence));
+  packet->payload_bytes = static_cast<std::int32_t>(sequence + 1 == message.end_sequence
+                                                        ? message.last_payload
+                                                        : config_.payload_per_packet.count());
   packet->size_bytes = packet->payload_bytes + static_cast<std::int32_t>(config_.header.count());
   packet->source = flow.source;
   packet->destination = flow.destination;

@@ -62,7 +62,8 @@ class Nic final : public PacketReceiver, public PortOwner {
   void refresh_storm(std::uint64_t generation);
   void catch_up_dcqcn_timers(Flow& flow);
   void activate(Flow& flow);
-  [[nodiscard]] std::int64_t payload_of(const Flow& flow, std::uint64_t sequence) const;
+  // The message that packet `sequence` of the flow belongs to (the flow has not dropped it yet).
+  [[nodiscard]] PendingMessage& message_of(Flow& flow, std::uint64_t sequence);
 
   Simulator& sim_;
   std::int32_t endpoint_;

@@ -20,7 +20,6 @@ class BitRate {
   [[nodiscard]] static constexpr BitRate gbps(std::int64_t v) { return BitRate(v * 1'000'000'000); }
 
   [[nodiscard]] constexpr std::int64_t bps() const { return bps_; }
-  [[nodiscard]] constexpr double gbps_value() const { return static_cast<double>(bps_) * 1e-9; }
 
   constexpr auto operator<=>(const BitRate&) const = default;
 

@@ -51,8 +51,6 @@ std::uint64_t RandomStream::below(std::uint64_t bound) {
   return static_cast<std::uint64_t>(product >> 64);
 }
 
-bool RandomStream::bernoulli(double probability) { return uniform() < probability; }
-
 double RandomStream::exponential(double mean) {
   // 1 - u lies in (0, 1], so the logarithm is finite.
   return -mean * std::log(1.0 - uniform());

@@ -22,7 +22,6 @@ class RandomStream {
   [[nodiscard]] double uniform();
   // Uniform integer on [0, bound), without modulo bias (Lemire, ACM TOMACS 2019). bound > 0.
   [[nodiscard]] std::uint64_t below(std::uint64_t bound);
-  [[nodiscard]] bool bernoulli(double probability);
   [[nodiscard]] double exponential(double mean);
   // Standard normal by the Marsaglia polar method (one spare value is kept).
   [[nodiscard]] double normal();

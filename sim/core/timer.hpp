@@ -31,7 +31,6 @@ class Timer {
   void cancel() { armed_ = false; }
 
   [[nodiscard]] bool armed() const { return armed_; }
-  [[nodiscard]] Time deadline() const { return deadline_; }
 
  private:
   Timer(Simulator& sim, EventFn callback, void* owner, std::uint64_t argument)
