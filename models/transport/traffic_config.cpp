@@ -24,12 +24,7 @@ void append(std::vector<FlowSpec>& all, std::vector<FlowSpec> generated) {
 std::vector<FlowSpec> expand_traffic(const TrafficConfig& config, std::int32_t endpoints,
                                      std::uint64_t seed,
                                      const std::filesystem::path& scenario_directory) {
-  std::vector<FlowSpec> all;
-  for (const FlowEntry& e : config.flows) {
-    all.push_back(FlowSpec{static_cast<std::int32_t>(e.source),
-                           static_cast<std::int32_t>(e.destination), e.size, e.start, e.after,
-                           static_cast<std::uint32_t>(e.queue_pair)});
-  }
+  std::vector<FlowSpec> all = config.flows;
   if (const auto& p = config.permutation) {
     append(all, traffic::permutation(hosts_or_all(p->hosts, endpoints), p->size,
                                      p->seed.value_or(seed)));

@@ -13,15 +13,6 @@
 
 namespace lockstep {
 
-struct FlowEntry {
-  std::int64_t source = 0;
-  std::int64_t destination = 0;
-  Bytes size;
-  Duration start;
-  std::optional<std::int64_t> after;
-  std::int64_t queue_pair = 0;
-};
-
 struct PermutationConfig {
   Bytes size;
   std::optional<std::int64_t> hosts;  // absent: every endpoint
@@ -52,7 +43,7 @@ struct RingsConfig {
 };
 
 struct TrafficConfig {
-  std::vector<FlowEntry> flows;
+  std::vector<FlowSpec> flows;
   std::optional<PermutationConfig> permutation;
   std::optional<IncastConfig> incast;
   std::optional<AllToAllConfig> all_to_all;

@@ -20,18 +20,31 @@ Parsed<Integer> parse_integer(std::string_view text) {
   return {value, {}};
 }
 
+template <class Unsigned>
+Parsed<Unsigned> parse_unsigned(std::string_view text) {
+  if (text.starts_with('-')) {
+    return {std::nullopt,
+            "'" + std::string(text) + "' is negative; expected a whole number of 0 or more"};
+  }
+  return parse_integer<Unsigned>(text);
+}
+
 }  // namespace
 
 Parsed<std::int64_t> Codec<std::int64_t>::parse(std::string_view text) {
   return parse_integer<std::int64_t>(text);
 }
 
+Parsed<std::int32_t> Codec<std::int32_t>::parse(std::string_view text) {
+  return parse_integer<std::int32_t>(text);
+}
+
+Parsed<std::uint32_t> Codec<std::uint32_t>::parse(std::string_view text) {
+  return parse_unsigned<std::uint32_t>(text);
+}
+
 Parsed<std::uint64_t> Codec<std::uint64_t>::parse(std::string_view text) {
-  if (text.starts_with('-')) {
-    return {std::nullopt,
-            "'" + std::string(text) + "' is negative; expected a whole number of 0 or more"};
-  }
-  return parse_integer<std::uint64_t>(text);
+  return parse_unsigned<std::uint64_t>(text);
 }
 
 Parsed<double> Codec<double>::parse(std::string_view text) {

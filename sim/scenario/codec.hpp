@@ -43,6 +43,21 @@ struct Codec<std::int64_t> {
   static std::string format(std::int64_t v) { return std::to_string(v); }
 };
 
+// Endpoint ids and queue pairs are 32-bit in the models; their values are range-checked here.
+template <>
+struct Codec<std::int32_t> {
+  static constexpr std::string_view kTypeName = "integer";
+  static Parsed<std::int32_t> parse(std::string_view text);
+  static std::string format(std::int32_t v) { return std::to_string(v); }
+};
+
+template <>
+struct Codec<std::uint32_t> {
+  static constexpr std::string_view kTypeName = "unsigned integer";
+  static Parsed<std::uint32_t> parse(std::string_view text);
+  static std::string format(std::uint32_t v) { return std::to_string(v); }
+};
+
 template <>
 struct Codec<std::uint64_t> {
   static constexpr std::string_view kTypeName = "unsigned integer";

@@ -3,20 +3,19 @@
 namespace lockstep {
 namespace {
 
-Schema<FlowEntry> flow_schema() {
-  Schema<FlowEntry> s;
-  s.value("source", &FlowEntry::source, std::nullopt, "sending endpoint", at_least<std::int64_t>(0))
-      .value("destination", &FlowEntry::destination, std::nullopt, "receiving endpoint",
-             at_least<std::int64_t>(0))
-      .value("size", &FlowEntry::size, std::nullopt, "bytes to send", above(Bytes()))
-      .value("start", &FlowEntry::start, "0s",
+Schema<FlowSpec> flow_schema() {
+  Schema<FlowSpec> s;
+  s.value("source", &FlowSpec::source, std::nullopt, "sending endpoint", at_least<std::int32_t>(0))
+      .value("destination", &FlowSpec::destination, std::nullopt, "receiving endpoint",
+             at_least<std::int32_t>(0))
+      .value("size", &FlowSpec::size, std::nullopt, "bytes to send", above(Bytes()))
+      .value("start", &FlowSpec::start, "0s",
              "when to start; with `after`, the delay after that flow completes")
-      .value("after", &FlowEntry::after, std::nullopt,
+      .value("after", &FlowSpec::after, std::nullopt,
              "index of the flow (in this list) whose completion starts this one",
              at_least<std::int64_t>(0))
-      .value("queue_pair", &FlowEntry::queue_pair, "0",
-             "which queue pair between the two endpoints (flows on one run in order)",
-             at_least<std::int64_t>(0));
+      .value("queue_pair", &FlowSpec::queue_pair, "0",
+             "which queue pair between the two endpoints (flows on one run in order)");
   return s;
 }
 

@@ -171,6 +171,19 @@ TEST_CASE("--set reaches into list items that exist, and says so when they do no
         Lines{"--set job.ranks[0]=3: job.ranks[0]: 'job.ranks' has no item 0 (it is not a list)"});
 }
 
+TEST_CASE("32-bit keys reject values that do not fit instead of wrapping") {
+  const std::string flows =
+      "network: {topology: {kind: leaf_spine}}\n"
+      "traffic:\n  flows:\n    - {source: 0, destination: 1, size: 1KB}\n";
+  CHECK(problems(flows, {"traffic.flows[0].source=4294967296"}) ==
+        Lines{"--set traffic.flows[0].source=4294967296: traffic.flows[0].source: '4294967296' is "
+              "out of range"});
+  CHECK(
+      problems(flows, {"traffic.flows[0].queue_pair=-1"}) ==
+      Lines{"--set traffic.flows[0].queue_pair=-1: traffic.flows[0].queue_pair: '-1' is negative; "
+            "expected a whole number of 0 or more"});
+}
+
 TEST_CASE("shorthand options are named as the user typed them") {
   const ScenarioLoad load =
       load_scenario_text("", "s.yaml", {Override{"simulation.seed=-1", "--seed -1"}});
