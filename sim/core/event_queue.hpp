@@ -29,6 +29,9 @@ namespace lockstep {
 enum class Phase : std::uint8_t {
   kFirst = 0,
   kNormal = 128,
+  // State derived from everything that happened at an instant (flow-level rates after all the
+  // flows that start or end then), settled once before it is observed.
+  kSettle = 192,
   // Observers (counter sampling) see the state after everything else at that instant.
   kObserve = 255,
 };
@@ -68,10 +71,14 @@ class EventQueue {
   }
 
   // Removes the earliest event into `out`, unless it lies after `limit`; the queue must not be
-  // empty.
+  // empty. When nothing is left up to `limit`, pushes from `limit` on become valid (the caller's
+  // clock moves to the limit).
   [[nodiscard]] bool pop_not_after(Time limit, Event& out) {
     settle();
-    if (base_ > limit.ps()) return false;
+    if (base_ > limit.ps()) {
+      rebase(limit.ps());
+      return false;
+    }
     std::vector<Event>& now = buckets_[0];
     if (now.size() > 1) std::pop_heap(now.begin(), now.end(), LaterInOrder{});
     out = now.back();
@@ -95,6 +102,25 @@ class EventQueue {
 
   [[nodiscard]] int bucket_of(std::int64_t time) const {
     return 64 - std::countl_zero(static_cast<std::uint64_t>(time ^ base_));
+  }
+
+  // Lowers base_ to `floor` and redistributes every event, so that pushes at or after `floor` keep
+  // the radix invariant. Linear, but only run when a run stops at its time limit.
+  void rebase(std::int64_t floor) {
+    std::vector<Event> all;
+    all.reserve(size_);
+    for (std::vector<Event>& bucket : buckets_) {
+      all.insert(all.end(), bucket.begin(), bucket.end());
+      bucket.clear();
+    }
+    occupied_ = 0;
+    base_ = floor;
+    for (const Event& e : all) {
+      const int b = bucket_of(e.at.ps());
+      buckets_[static_cast<std::size_t>(b)].push_back(e);
+      if (b != 0) occupied_ |= std::uint64_t{1} << (b - 1);
+    }
+    std::make_heap(buckets_[0].begin(), buckets_[0].end(), LaterInOrder{});
   }
 
   // Makes bucket 0 hold the earliest events, if it does not already.

@@ -52,6 +52,20 @@ TEST_CASE("a run with a limit stops before later events and can be resumed") {
   CHECK(sim.now().ps() == 5'000);
 }
 
+// The pending event lies far beyond the limit; what is scheduled between the limit and it, once the
+// run has stopped at the limit, must still come first.
+TEST_CASE("events scheduled after a run stopped at its limit keep their order") {
+  Simulator sim;
+  Recorder r{sim, {}};
+  sim.schedule<&Recorder::with_value>(Time::from_ps(1'000'000), &r, 3);
+  CHECK(sim.run(Time::from_ps(1'000)) == RunOutcome::kReachedLimit);
+  sim.schedule<&Recorder::with_value>(Time::from_ps(1'000), &r, 1);
+  sim.schedule<&Recorder::with_value>(Time::from_ps(2'000), &r, 2);
+  CHECK(sim.run() == RunOutcome::kDrained);
+  CHECK(r.seen ==
+        std::vector<std::pair<std::int64_t, std::int64_t>>{{1'000, 1}, {2'000, 2}, {1'000'000, 3}});
+}
+
 TEST_CASE("events exactly at the limit still run") {
   Simulator sim;
   Recorder r{sim, {}};
