@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "models/transport/message.hpp"
+#include "sim/core/hash.hpp"
 
 namespace lockstep {
 
@@ -19,5 +20,15 @@ class Network {
                              std::uint32_t queue_pair, MessageListener& listener) = 0;
   [[nodiscard]] virtual std::int32_t endpoint_count() const = 0;
 };
+
+// The ECMP entropy of a queue pair, the same in both backends so that a scenario and seed put every
+// queue pair on the same path whichever backend runs it.
+[[nodiscard]] inline std::uint64_t queue_pair_entropy(std::uint64_t seed, std::int32_t source,
+                                                      std::int32_t destination,
+                                                      std::uint32_t queue_pair) {
+  return hash_combine(hash_combine(hash_combine(seed, static_cast<std::uint64_t>(source)),
+                                   static_cast<std::uint64_t>(destination)),
+                      queue_pair);
+}
 
 }  // namespace lockstep

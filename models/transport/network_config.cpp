@@ -31,4 +31,13 @@ PacketNetworkConfig packet_network_config(const NetworkConfig& config, BitRate n
   return out;
 }
 
+FlowNetworkConfig flow_network_config(const NetworkConfig& config) {
+  FlowNetworkConfig out;
+  out.payload_per_packet = config.transport.payload_per_packet;
+  out.header = config.transport.header;
+  out.data_class = static_cast<int>(config.transport.traffic_class);
+  out.sample_period = config.sample_period;
+  return out;
+}
+
 }  // namespace lockstep

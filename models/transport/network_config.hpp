@@ -1,5 +1,5 @@
-// A scenario's network: topology, switch behaviour, transport, and what to sample. Turned into the
-// packet backend's configuration by packet_network_config().
+// A scenario's network: which backend, topology, switch behaviour, transport, and what to sample.
+// Turned into either backend's configuration by packet_network_config() and flow_network_config().
 #pragma once
 
 #include <cstdint>
@@ -7,10 +7,13 @@
 
 #include "models/fabric/switch_config.hpp"
 #include "models/fabric/topology_config.hpp"
+#include "models/transport/flow_network.hpp"
 #include "models/transport/packet_network.hpp"
 
 namespace lockstep {
 
+// Which backend carries the traffic: packet by packet, or as max-min fair fluid flows.
+enum class NetworkModel { kPacket, kFlow };
 enum class CongestionControl { kNone, kDcqcn };
 enum class DcqcnProfile { kPaper, kNicFirmware, kHpccReference };
 
@@ -24,6 +27,7 @@ struct TransportScenarioConfig {
 };
 
 struct NetworkConfig {
+  NetworkModel model = NetworkModel::kPacket;
   TopologyConfig topology;
   SwitchConfig switches;  // the buffer size comes from the topology
   TransportScenarioConfig transport;
@@ -33,5 +37,8 @@ struct NetworkConfig {
 // DCQCN runs at `nic_rate`, the endpoints' link rate.
 [[nodiscard]] PacketNetworkConfig packet_network_config(const NetworkConfig& config,
                                                         BitRate nic_rate);
+// The flow backend has no switch behaviour or congestion control: it takes the framing and
+// sampling.
+[[nodiscard]] FlowNetworkConfig flow_network_config(const NetworkConfig& config);
 
 }  // namespace lockstep

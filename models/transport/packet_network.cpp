@@ -3,126 +3,11 @@
 #include <stdexcept>
 #include <string>
 
-#include "sim/core/hash.hpp"
+#include "models/transport/network_tables.hpp"
 
 namespace lockstep {
 
-struct PacketNetwork::MessageRow {
-  std::int64_t message;
-  std::int64_t flow;
-  std::int64_t source;
-  std::int64_t destination;
-  std::int64_t bytes;
-  std::int64_t submitted_ps;
-  std::int64_t first_sent_ps;
-  std::int64_t delivered_ps;
-  std::int64_t acknowledged_ps;
-  std::int64_t hops;
-  FixedText<96> path;  // node ids joined by '>', source first
-};
-
-struct PacketNetwork::PortRow {
-  std::int64_t node;
-  std::int64_t port;
-  std::int64_t peer;
-  std::int64_t peer_port;
-  std::int64_t rate_bps;
-  std::int64_t delay_ps;
-};
-
-struct PacketNetwork::PortSampleRow {
-  std::int64_t time_ps;
-  std::int64_t node;
-  std::int64_t port;
-  std::int64_t traffic_class;
-  std::int64_t queue_bytes;
-  std::int64_t bytes_sent;
-  std::int64_t ecn_marked;
-  std::int64_t pauses_sent;
-  std::int64_t pauses_received;
-  std::int64_t paused_ps;
-  std::int64_t dropped_packets;
-};
-
-struct PacketNetwork::PortTotalRow {
-  std::int64_t node;
-  std::int64_t port;
-  std::int64_t traffic_class;
-  std::int64_t bytes_sent;
-  std::int64_t packets_sent;
-  std::int64_t max_queue_bytes;
-  std::int64_t ecn_marked;
-  std::int64_t pauses_sent;
-  std::int64_t pauses_received;
-  std::int64_t paused_ps;
-  std::int64_t dropped_packets;
-  std::int64_t dropped_bytes;
-};
-
-struct PacketNetwork::FlowSampleRow {
-  std::int64_t time_ps;
-  std::int64_t flow;
-  std::int64_t rate_bps;
-  std::int64_t cnps_received;
-};
-
 namespace {
-
-TableLayout message_layout() {
-  using Row = PacketNetwork::MessageRow;
-  return layout<Row>(
-      "messages",
-      {column("message", &Row::message), column("flow", &Row::flow), column("source", &Row::source),
-       column("destination", &Row::destination), column("bytes", &Row::bytes),
-       column("submitted_ps", &Row::submitted_ps), column("first_sent_ps", &Row::first_sent_ps),
-       column("delivered_ps", &Row::delivered_ps), column("acknowledged_ps", &Row::acknowledged_ps),
-       column("hops", &Row::hops), column("path", &Row::path)});
-}
-
-TableLayout port_layout() {
-  using Row = PacketNetwork::PortRow;
-  return layout<Row>(
-      "ports", {column("node", &Row::node), column("port", &Row::port), column("peer", &Row::peer),
-                column("peer_port", &Row::peer_port), column("rate_bps", &Row::rate_bps),
-                column("delay_ps", &Row::delay_ps)});
-}
-
-TableLayout port_sample_layout() {
-  using Row = PacketNetwork::PortSampleRow;
-  return layout<Row>(
-      "port_samples",
-      {column("time_ps", &Row::time_ps), column("node", &Row::node), column("port", &Row::port),
-       column("traffic_class", &Row::traffic_class), column("queue_bytes", &Row::queue_bytes),
-       column("bytes_sent", &Row::bytes_sent), column("ecn_marked", &Row::ecn_marked),
-       column("pauses_sent", &Row::pauses_sent), column("pauses_received", &Row::pauses_received),
-       column("paused_ps", &Row::paused_ps), column("dropped_packets", &Row::dropped_packets)});
-}
-
-TableLayout port_total_layout() {
-  using Row = PacketNetwork::PortTotalRow;
-  return layout<Row>(
-      "port_totals",
-      {column("node", &Row::node), column("port", &Row::port),
-       column("traffic_class", &Row::traffic_class), column("bytes_sent", &Row::bytes_sent),
-       column("packets_sent", &Row::packets_sent), column("max_queue_bytes", &Row::max_queue_bytes),
-       column("ecn_marked", &Row::ecn_marked), column("pauses_sent", &Row::pauses_sent),
-       column("pauses_received", &Row::pauses_received), column("paused_ps", &Row::paused_ps),
-       column("dropped_packets", &Row::dropped_packets),
-       column("dropped_bytes", &Row::dropped_bytes)});
-}
-
-TableLayout flow_sample_layout() {
-  using Row = PacketNetwork::FlowSampleRow;
-  return layout<Row>("flow_samples", {column("time_ps", &Row::time_ps), column("flow", &Row::flow),
-                                      column("rate_bps", &Row::rate_bps),
-                                      column("cnps_received", &Row::cnps_received)});
-}
-
-std::string path_text(const std::vector<Hop>& hops, NodeId destination) {
-  std::string text;
-  for (const Hop& hop : hops) text += std::to_string(hop.node) + ">";
-  return text + std::to_string(destination);
-}
 
 bool counters_moved(const ClassCounters& now, const ClassCounters& before) {
   return now.bytes_sent != before.bytes_sent || now.ecn_marked != before.ecn_marked ||
@@ -146,14 +31,7 @@ PacketNetwork::PacketNetwork(Simulator& sim, const Routing& routing,
       flow_samples_(std::make_unique<Table<FlowSampleRow>>(output, flow_sample_layout())) {
   const Topology& topology = routing.topology();
   // The wiring, so that port numbers in the other tables can be read without the builders' rules.
-  for (NodeId n = 0; n < topology.node_count(); ++n) {
-    const std::span<const Port> ports = topology.ports(n);
-    for (std::size_t i = 0; i < ports.size(); ++i) {
-      const Cable& cable = topology.cable(ports[i].cable);
-      port_table_->append(PortRow{n, static_cast<std::int64_t>(i), ports[i].peer,
-                                  ports[i].peer_port, cable.rate.bps(), cable.delay.ps()});
-    }
-  }
+  record_wiring(topology, *port_table_);
   for (const Cable& cable : topology.cables()) {
     links_.emplace_back(sim, cable.delay);  // a -> b
     links_.emplace_back(sim, cable.delay);  // b -> a
@@ -230,9 +108,7 @@ Flow& PacketNetwork::flow_for(std::int32_t source, std::int32_t destination,
   flow.source = source;
   flow.destination = destination;
   flow.traffic_class = static_cast<std::uint8_t>(config_.transport.data_class);
-  flow.entropy = hash_combine(hash_combine(hash_combine(seed_, static_cast<std::uint64_t>(source)),
-                                           static_cast<std::uint64_t>(destination)),
-                              queue_pair);
+  flow.entropy = queue_pair_entropy(seed_, source, destination, queue_pair);
   if (config_.transport.dcqcn) {
     flow.reaction_point.emplace(*config_.transport.dcqcn);
     flow.notification_point.emplace(config_.transport.dcqcn->cnp_interval);
@@ -275,7 +151,7 @@ void PacketNetwork::on_message_complete(const Message& message, const MessageTim
                                     message.destination, message.size.count(), times.submitted.ps(),
                                     times.first_sent.ps(), times.delivered.ps(),
                                     times.acknowledged.ps(), static_cast<std::int64_t>(hops.size()),
-                                    FixedText<96>(path_text(hops, message.destination))});
+                                    path_text(hops, message.destination)});
   listeners_[message.id]->on_message_complete(message, times);
 }
 

@@ -19,6 +19,7 @@
 #include "models/fabric/switch.hpp"
 #include "models/fabric/topology.hpp"
 #include "models/transport/network.hpp"
+#include "models/transport/network_tables.hpp"
 #include "models/transport/nic.hpp"
 #include "sim/core/table.hpp"
 
@@ -40,13 +41,6 @@ struct DataAccount {
 
 class PacketNetwork final : public Network, public MessageListener {
  public:
-  // Rows of the tables it records (defined with their columns in packet_network.cpp).
-  struct MessageRow;
-  struct PortRow;
-  struct PortSampleRow;
-  struct PortTotalRow;
-  struct FlowSampleRow;
-
   PacketNetwork(Simulator& sim, const Routing& routing, const PacketNetworkConfig& config,
                 std::uint64_t seed, RecordBackend& output);
   ~PacketNetwork() override;

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -8,17 +9,63 @@
 #include "sim/core/quantity.hpp"
 
 namespace lockstep {
+namespace {
+
+// What a backend adds to the report after the flows are played.
+std::string packet_findings(const PacketNetwork& network, double wall_seconds) {
+  const std::int64_t hops = network.packet_hops();
+  const DataAccount account = network.data_account();
+  char line[256];
+  std::snprintf(line, sizeof line, "packet-hops %lld (%.2f M/s)", static_cast<long long>(hops),
+                static_cast<double>(hops) / wall_seconds * 1e-6);
+  return std::string(line) + "\npause frames " + std::to_string(network.pause_frames_sent()) +
+         ", dropped payload " + format(Bytes(account.dropped));
+}
+
+std::string flow_findings(const FlowNetwork& network) {
+  const FlowNetwork::Recomputations& r = network.recomputations();
+  if (r.count == 0) return "rate recomputations 0";
+  std::vector<std::int64_t> wall = r.wall_ns;
+  std::sort(wall.begin(), wall.end());
+  auto at = [&wall](double fraction) {
+    return static_cast<double>(
+               wall[static_cast<std::size_t>(fraction * static_cast<double>(wall.size() - 1))]) *
+           1e-3;
+  };
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "rate recomputations %lld: wall median %.1f us, p99 %.1f us, max %.1f us; "
+                "flows re-filled %.1f on average",
+                static_cast<long long>(r.count), at(0.5), at(0.99), at(1.0),
+                static_cast<double>(r.flows_refilled) / static_cast<double>(r.count));
+  return line;
+}
+
+}  // namespace
 
 RunSummary run_traffic(const LoadedScenario& loaded, Hdf5Output& output, bool show_progress) {
   const Scenario& scenario = loaded.scenario;
-  const Topology topology = build_topology(scenario.network->topology);
+  const NetworkConfig& network_config = *scenario.network;
+  const Topology topology = build_topology(network_config.topology);
   const Routing routing(topology);
   const BitRate nic_rate = topology.cable(topology.ports(0)[0].cable).rate;
-  const PacketNetworkConfig config = packet_network_config(*scenario.network, nic_rate);
+  const PacketNetworkConfig packet_config = packet_network_config(network_config, nic_rate);
+  const FlowNetworkConfig flow_config = flow_network_config(network_config);
   Simulator sim;
-  PacketNetwork network(sim, routing, config, scenario.simulation.seed, output);
+  std::unique_ptr<PacketNetwork> packet_network;
+  std::unique_ptr<FlowNetwork> flow_network;
+  Network* network = nullptr;
+  if (network_config.model == NetworkModel::kPacket) {
+    packet_network = std::make_unique<PacketNetwork>(sim, routing, packet_config,
+                                                     scenario.simulation.seed, output);
+    network = packet_network.get();
+  } else {
+    flow_network =
+        std::make_unique<FlowNetwork>(sim, routing, flow_config, scenario.simulation.seed, output);
+    network = flow_network.get();
+  }
   // The run ends with the last flow: periodic sampling would otherwise keep the clock going.
-  TrafficDriver driver(sim, network, loaded.flows, output,
+  TrafficDriver driver(sim, *network, loaded.flows, output,
                        TrafficDriverOptions{.stop_when_all_complete = true});
   const Time limit = run_limit(scenario);
   const auto flow_count = static_cast<double>(loaded.flows.size());
@@ -36,20 +83,19 @@ RunSummary run_traffic(const LoadedScenario& loaded, Hdf5Output& output, bool sh
   progress.finish();
   // The driver stopping the run after the last flow is its normal end.
   if (outcome == RunOutcome::kStopped && driver.all_complete()) outcome = RunOutcome::kDrained;
-  network.finish();
+  if (packet_network) packet_network->finish();
+  if (flow_network) flow_network->finish();
   driver.flush();
 
   RunSummary summary{outcome, sim.now(), sim.events_processed(), {}};
   const TrafficDriver::Summary s = driver.summary();
-  const std::int64_t hops = network.packet_hops();
   char line[512];
   std::snprintf(line, sizeof line,
-                "%lld of %lld flows completed in %s simulated on %d endpoints, %d switches\n"
-                "packet-hops %lld (%.2f M/s), events %llu (%.2f M/s), wall %.3f s",
+                "%lld of %lld flows completed in %s simulated on %d endpoints, %d switches (%s "
+                "level)\nevents %llu (%.2f M/s), wall %.3f s",
                 static_cast<long long>(s.completed), static_cast<long long>(s.flows),
                 format_rounded(sim.now().since_start()).c_str(), topology.endpoint_count(),
-                topology.switch_count(), static_cast<long long>(hops),
-                static_cast<double>(hops) / wall * 1e-6,
+                topology.switch_count(), packet_network ? "packet" : "flow",
                 static_cast<unsigned long long>(sim.events_processed()),
                 static_cast<double>(sim.events_processed()) / wall * 1e-6, wall);
   summary.report = line;
@@ -58,9 +104,8 @@ RunSummary run_traffic(const LoadedScenario& loaded, Hdf5Output& output, bool sh
                       format_rounded(s.fct->median) + ", p99 " + format_rounded(s.fct->p99) +
                       ", max " + format_rounded(s.fct->max);
   }
-  const DataAccount account = network.data_account();
-  summary.report += "\npause frames " + std::to_string(network.pause_frames_sent()) +
-                    ", dropped payload " + format(Bytes(account.dropped));
+  summary.report += "\n" + (packet_network ? packet_findings(*packet_network, wall)
+                                           : flow_findings(*flow_network));
   if (outcome == RunOutcome::kDrained && !driver.all_complete()) {
     summary.report += "\nwarning: the network went idle with " +
                       std::to_string(s.flows - s.completed) + " flows unfinished";

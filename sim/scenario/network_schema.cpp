@@ -164,7 +164,11 @@ Schema<TransportScenarioConfig> transport_schema() {
 
 Schema<NetworkConfig> network_schema() {
   Schema<NetworkConfig> s;
-  s.section("topology", &NetworkConfig::topology, topology_schema(), "the wiring")
+  s.choice("model", &NetworkConfig::model,
+           {{"packet", NetworkModel::kPacket}, {"flow", NetworkModel::kFlow}}, "packet",
+           "packet: every packet, switch queue, PFC and DCQCN; flow: max-min fair fluid flows on "
+           "the same paths, for scale (switches and congestion_control are then unused)")
+      .section("topology", &NetworkConfig::topology, topology_schema(), "the wiring")
       .section("switches", &NetworkConfig::switches, switch_schema(), "every switch's behaviour")
       .section("transport", &NetworkConfig::transport, transport_schema(), "the endpoints' RDMA")
       .value("sample_period", &NetworkConfig::sample_period, std::nullopt,

@@ -27,8 +27,9 @@ const Schema<Scenario>& scenario_schema() {
     s.section("simulation", &Scenario::simulation, simulation_schema(), "engine settings")
         .optional_section("job", &Scenario::job, job_schema(),
                           "a data-parallel training job on an analytical network")
-        .optional_section("network", &Scenario::network, network_schema(),
-                          "a packet-level network (topology, switches, transport)")
+        .optional_section(
+            "network", &Scenario::network, network_schema(),
+            "the cluster network (topology, switches, transport), at packet or flow level")
         .optional_section("traffic", &Scenario::traffic, traffic_schema(),
                           "flows to run on the network");
     return s;

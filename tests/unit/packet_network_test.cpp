@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "completions.hpp"
 #include "memory_backend.hpp"
 #include "models/fabric/leaf_spine.hpp"
 #include "models/transport/packet_network.hpp"
@@ -12,12 +13,7 @@
 namespace lockstep {
 namespace {
 
-struct Completions final : MessageListener {
-  std::vector<std::pair<Message, MessageTimes>> done;
-  void on_message_complete(const Message& m, const MessageTimes& t) override {
-    done.emplace_back(m, t);
-  }
-};
+using testing::Completions;
 
 PacketNetworkConfig lossless_config() {
   PacketNetworkConfig c;
