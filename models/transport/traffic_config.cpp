@@ -46,6 +46,11 @@ std::vector<FlowSpec> expand_traffic(const TrafficConfig& config, std::int32_t e
                                            static_cast<std::int32_t>(r->ring_size)),
                     r->chunk));
   }
+  if (const auto& r = config.random_arrivals) {
+    append(all,
+           traffic::random_arrivals(hosts_or_all(r->hosts, endpoints), r->flows, r->mean_interval,
+                                    r->mean_size, r->shape, r->seed.value_or(seed)));
+  }
   return all;
 }
 

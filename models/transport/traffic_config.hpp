@@ -42,6 +42,15 @@ struct RingsConfig {
   Bytes chunk;
 };
 
+struct RandomArrivalsConfig {
+  std::int64_t flows = 0;
+  Duration mean_interval;
+  Bytes mean_size;
+  double shape = 1.5;
+  std::optional<std::int64_t> hosts;  // absent: every endpoint
+  std::optional<std::uint64_t> seed;  // absent: the simulation's seed
+};
+
 struct TrafficConfig {
   std::vector<FlowSpec> flows;
   std::optional<PermutationConfig> permutation;
@@ -49,6 +58,7 @@ struct TrafficConfig {
   std::optional<AllToAllConfig> all_to_all;
   std::optional<PairsFileConfig> pairs_file;
   std::optional<RingsConfig> rings;
+  std::optional<RandomArrivalsConfig> random_arrivals;
 };
 
 // Throws std::invalid_argument with the generator's message.

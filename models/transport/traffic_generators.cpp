@@ -1,6 +1,7 @@
 #include "models/transport/traffic_generators.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -184,6 +185,37 @@ std::vector<FlowSpec> ring_all_reduce_chains(const std::vector<std::vector<std::
     }
   }
   return flows;
+}
+
+std::vector<FlowSpec> random_arrivals(std::int32_t hosts, std::int64_t flows,
+                                      Duration mean_interval, Bytes mean_size, double shape,
+                                      std::uint64_t seed) {
+  require(hosts >= 2, "random_arrivals: needs at least 2 hosts, got " + std::to_string(hosts));
+  require(flows >= 1, "random_arrivals: flows must be at least 1, got " + std::to_string(flows));
+  require(mean_interval > Duration(), "random_arrivals: mean_interval must be positive");
+  require_positive_size("random_arrivals", "mean_size", mean_size);
+  require(shape > 1.0, "random_arrivals: shape must exceed 1 for the mean to exist, got " +
+                           std::to_string(shape));
+  RandomStream random(seed, "traffic.random_arrivals", 0);
+  const double scale = static_cast<double>(mean_size.count()) * (shape - 1.0) / shape;
+  const auto n = static_cast<std::uint64_t>(hosts);
+  std::vector<FlowSpec> out;
+  out.reserve(static_cast<std::size_t>(flows));
+  double clock_ps = 0.0;
+  for (std::int64_t i = 0; i < flows; ++i) {
+    clock_ps += random.exponential(static_cast<double>(mean_interval.ps()));
+    const auto source = static_cast<std::int32_t>(random.below(n));
+    // Uniform over the other hosts: draw among n - 1 and skip the source.
+    auto destination = static_cast<std::int32_t>(random.below(n - 1));
+    if (destination >= source) ++destination;
+    const double size = std::ceil(scale * std::pow(1.0 - random.uniform(), -1.0 / shape));
+    require(size < 9e18, "random_arrivals: a drawn size overflows; lower mean_size or raise shape");
+    FlowSpec spec = flow(source, destination, Bytes(static_cast<std::int64_t>(size)));
+    spec.start = Duration::ps(std::llround(clock_ps));
+    spec.queue_pair = static_cast<std::uint32_t>(i);
+    out.push_back(spec);
+  }
+  return out;
 }
 
 }  // namespace lockstep::traffic

@@ -2,9 +2,9 @@
 // all-to-all and chained ring all-reduces, including the shared benchmarks' Perm-N, Incast-128 and
 // Rings-128 (/work/shared/benchmarks.md, "Traffic"). Each is a pure function of its arguments: it
 // schedules nothing and reads no files (traffic_pairs_file.hpp does), and it rejects bad arguments
-// with std::invalid_argument naming the generator and the argument. Left out: flow size
-// distributions and open-loop arrivals. Units: Bytes; every flow generated here starts at offset
-// zero or right when its predecessor completes.
+// with std::invalid_argument naming the generator and the argument. Left out: empirical flow size
+// distributions (measured CDFs). Units: Bytes and Duration; every flow generated here starts at a
+// fixed offset or right when its predecessor completes.
 #pragma once
 
 #include <cstdint>
@@ -73,5 +73,18 @@ enum class RingHops {
 [[nodiscard]] std::vector<FlowSpec> ring_all_reduce_chains(
     const std::vector<std::vector<std::int32_t>>& rings, Bytes chunk_size,
     RingHops hops = RingHops::kBenchmark);
+
+// Open-loop traffic: `flows` flows arriving as a Poisson process (exponential gaps of mean
+// `mean_interval` between consecutive starts, network-wide), each from a uniformly random host to a
+// uniformly random other one among 0..hosts-1, with a Pareto size of mean `mean_size` and shape
+// `shape` (heavy-tailed; shapes of 1.1 to 1.5 are typical of data-centre flow sizes), rounded up to
+// whole bytes: x = x_m U^(-1/shape) with x_m = mean_size (shape - 1) / shape and U uniform on
+// (0, 1]. Starts are rounded to the picosecond. Flow i uses queue pair i, so that flows between the
+// same two hosts run side by side instead of queueing behind each other. Draws come from
+// RandomStream(seed, "traffic.random_arrivals", 0) in the order gap, source, destination, size.
+// hosts >= 2, flows >= 1, mean_interval > 0, mean_size > 0, shape > 1.
+[[nodiscard]] std::vector<FlowSpec> random_arrivals(std::int32_t hosts, std::int64_t flows,
+                                                    Duration mean_interval, Bytes mean_size,
+                                                    double shape, std::uint64_t seed);
 
 }  // namespace lockstep::traffic

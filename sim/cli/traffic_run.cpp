@@ -35,9 +35,10 @@ std::string flow_findings(const FlowNetwork& network) {
   char line[256];
   std::snprintf(line, sizeof line,
                 "rate recomputations %lld: wall median %.1f us, p99 %.1f us, max %.1f us; "
-                "flows re-filled %.1f on average",
+                "flows re-filled %.1f on average, %lld set growths",
                 static_cast<long long>(r.count), at(0.5), at(0.99), at(1.0),
-                static_cast<double>(r.flows_refilled) / static_cast<double>(r.count));
+                static_cast<double>(r.flows_refilled) / static_cast<double>(r.count),
+                static_cast<long long>(r.expansions));
   return line;
 }
 

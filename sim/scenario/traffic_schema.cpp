@@ -69,6 +69,21 @@ Schema<RingsConfig> rings_schema() {
   return s;
 }
 
+Schema<RandomArrivalsConfig> random_arrivals_schema() {
+  using R = RandomArrivalsConfig;
+  Schema<R> s;
+  s.value("flows", &R::flows, std::nullopt, "how many flows arrive", at_least<std::int64_t>(1))
+      .value("mean_interval", &R::mean_interval, std::nullopt,
+             "mean gap between arrivals, network-wide (Poisson arrivals)", above(Duration()))
+      .value("mean_size", &R::mean_size, std::nullopt, "mean flow size", above(Bytes()))
+      .value("shape", &R::shape, "1.5", "Pareto shape of the sizes: lower is heavier-tailed",
+             above(1.0))
+      .value("hosts", &R::hosts, std::nullopt, "endpoints 0..hosts-1 take part (default: all)",
+             at_least<std::int64_t>(2))
+      .value("seed", &R::seed, std::nullopt, "seed of the draws (default: simulation.seed)");
+  return s;
+}
+
 }  // namespace
 
 Schema<TrafficConfig> traffic_schema() {
@@ -83,7 +98,10 @@ Schema<TrafficConfig> traffic_schema() {
       .optional_section("pairs_file", &TrafficConfig::pairs_file, pairs_file_schema(),
                         "flows from a file of pairs (the shared benchmarks' permutations)")
       .optional_section("rings", &TrafficConfig::rings, rings_schema(),
-                        "chained transfers of ring all-reduces (benchmarks.md Rings-N)");
+                        "chained transfers of ring all-reduces (benchmarks.md Rings-N)")
+      .optional_section("random_arrivals", &TrafficConfig::random_arrivals,
+                        random_arrivals_schema(),
+                        "open-loop flows: Poisson arrivals, random pairs, Pareto sizes");
   return s;
 }
 
