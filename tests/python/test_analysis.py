@@ -238,6 +238,7 @@ def setUpModule():
         "victim_until": (VICTIM, ["--until", "100us"]),
         "incast": (INCAST, []),
         "queue_pairs": (VICTIM, ["--set", f"traffic.flows={QUEUE_PAIR_FLOWS}"]),
+        "victim_flow_level": (VICTIM, ["--set", "network.model=flow"]),
     }
     for name, (scenario, args) in runs.items():
         out = directory / f"{name}.h5"
@@ -566,6 +567,58 @@ class FabricFileMatchesSchemaDoc(FileMatchesSchemaDoc, unittest.TestCase):
         with h5py.File(self.path, "r") as f:
             for table in ["messages", "flows", "port_totals", "port_samples"]:
                 self.assertGreater(f[table].shape[0], 0, table)
+
+
+class FlowLevelFileMatchesSchemaDoc(FileMatchesSchemaDoc, unittest.TestCase):
+    """The flow-level backend writes the same fabric tables, with the same columns."""
+
+    RUN_KIND = "fabric"
+    STRING_IN_A_TABLE = "messages"
+
+    @staticmethod
+    def make_run(directory):
+        return fabric_run("victim_flow_level")
+
+
+class FlowLevelVictimRun(unittest.TestCase):
+    """The victim scenario on the flow-level backend: the packet run's paths and byte counts, the
+    columns a fluid model has no use for at zero, and rates sampled over time."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.path = fabric_run("victim_flow_level")
+        cls.packet_path = fabric_run("victim")
+        cls.messages = la.load_table(cls.path, "messages").sort_values("message")
+        cls.totals = la.load_table(cls.path, "port_totals")
+        cls.samples = la.load_table(cls.path, "port_samples")
+        cls.rates = la.load_table(cls.path, "flow_samples")
+
+    def test_every_message_takes_the_packet_runs_path(self):
+        packet = la.load_table(self.packet_path, "messages").sort_values("message")
+        self.assertEqual(list(self.messages["path"]), list(packet["path"]))
+
+    def test_ports_count_the_same_wire_bytes_as_the_packet_run(self):
+        packet = la.load_table(self.packet_path, "port_totals")
+        key = ["node", "port", "traffic_class"]
+        ours = self.totals.set_index(key)["bytes_sent"].sort_index()
+        theirs = packet[packet["bytes_sent"] > 0].set_index(key)["bytes_sent"].sort_index()
+        self.assertEqual(ours.to_dict(), theirs.to_dict())
+        self.assertEqual(data_bytes_unaccounted(self.totals), {LEAF0: 0, LEAF1: 0, SPINE: 0})
+
+    def test_queues_marks_pauses_and_drops_are_zero(self):
+        for column in ["max_queue_bytes", "ecn_marked", "pauses_sent", "pauses_received",
+                       "paused_ps", "dropped_packets", "dropped_bytes"]:
+            self.assertEqual(int(self.totals[column].abs().sum()), 0, column)
+        self.assertEqual(int(self.samples["queue_bytes"].abs().sum()), 0)
+
+    def test_sampled_bytes_grow_and_rates_stay_within_the_host_link(self):
+        self.assertGreater(len(self.samples), 0)
+        for _, port in self.samples.groupby(["node", "port"]):
+            self.assertTrue(port["bytes_sent"].is_monotonic_increasing)
+        self.assertGreater(len(self.rates), 0)
+        self.assertTrue((self.rates["rate_bps"] > 0).all())
+        self.assertTrue((self.rates["rate_bps"] <= HOST_RATE_BPS).all())
+        self.assertEqual(int(self.rates["cnps_received"].sum()), 0)
 
 
 class FabricVictimRun(unittest.TestCase):

@@ -88,7 +88,7 @@ class Running(CliTestCase):
         self.assertTrue(written.is_file())
         lines = result.stdout.splitlines()
         self.assertRegex(result.stdout, r"(?m)^lockstep: 4 of 4 flows completed in \S+ simulated "
-                                        r"on 10 endpoints, 3 switches$")
+                                        r"on 10 endpoints, 3 switches \(packet level\)$")
         self.assertRegex(result.stdout, r"(?m)^lockstep: flow completion: min \S+, median \S+, "
                                         r"p99 \S+, max \S+$")
         self.assertRegex(result.stdout, r"(?m)^lockstep: pause frames [1-9]\d*, dropped payload 0B$")
@@ -97,6 +97,19 @@ class Running(CliTestCase):
         self.assertEqual(la.meta(written)["outcome"], "completed")
         self.assertEqual(len(la.load_table(written, "flows")), 4)
         self.assertNotIn("steps", la.tables(written))
+
+
+    def test_the_same_scenario_runs_at_flow_level_with_one_key(self):
+        out = self.dir / "victim_flows.h5"
+        result = lockstep("run", VICTIM, "-o", out, "--set", "network.model=flow")
+        self.assert_exit(result, 0)
+        self.assertRegex(result.stdout, r"(?m)^lockstep: 4 of 4 flows completed in \S+ simulated "
+                                        r"on 10 endpoints, 3 switches \(flow level\)$")
+        self.assertRegex(result.stdout, r"(?m)^lockstep: rate recomputations [1-9]\d*: wall "
+                                        r"median \S+ us")
+        self.assertNotIn("pause frames", result.stdout)
+        self.assertRegex(la.meta(out)["scenario"], r"(?m)^  model: flow$")
+        self.assertEqual(len(la.load_table(out, "flows")), 4)
 
 
 def wait_for_the_clock_to_tick():
@@ -119,6 +132,15 @@ class Determinism(CliTestCase):
         self.assert_exit(lockstep("run", VICTIM, "-o", first, "--seed", "7"), 0)
         wait_for_the_clock_to_tick()
         self.assert_exit(lockstep("run", VICTIM, "-o", second, "--seed", "7"), 0)
+        self.assertGreater(len(la.load_table(first, "port_samples")), 0)
+        self.assertTrue(filecmp.cmp(first, second, shallow=False), "files differ")
+
+    def test_same_flow_level_scenario_and_seed_give_byte_identical_files(self):
+        first, second = self.dir / "first.h5", self.dir / "second.h5"
+        flow_level = ["--set", "network.model=flow", "--seed", "7"]
+        self.assert_exit(lockstep("run", VICTIM, "-o", first, *flow_level), 0)
+        wait_for_the_clock_to_tick()
+        self.assert_exit(lockstep("run", VICTIM, "-o", second, *flow_level), 0)
         self.assertGreater(len(la.load_table(first, "port_samples")), 0)
         self.assertTrue(filecmp.cmp(first, second, shallow=False), "files differ")
 
