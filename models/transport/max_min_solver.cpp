@@ -11,11 +11,13 @@ namespace {
 constexpr double kRelativeTolerance = 1e-9;
 
 // Min-heap on level; ties go to the lower item so that equal levels pop in a fixed order.
-template <class Entry>
-bool after(const Entry& x, const Entry& y) {
-  if (x.level != y.level) return x.level > y.level;
-  return x.item > y.item;
-}
+struct Later {
+  template <class Entry>
+  bool operator()(const Entry& x, const Entry& y) const {
+    if (x.level != y.level) return x.level > y.level;
+    return x.item > y.item;
+  }
+};
 
 void check_capacity(double capacity_bps) {
   if (!std::isfinite(capacity_bps) || capacity_bps < 0.0) {
@@ -74,6 +76,7 @@ MaxMinSolver::FlowId MaxMinSolver::add_flow(std::span<const Use> uses, double ca
   if (free_flows_.empty()) {
     id = static_cast<FlowId>(flows_.size());
     flows_.emplace_back();
+    standing_.emplace_back();
   } else {
     id = free_flows_.back();
     free_flows_.pop_back();
@@ -82,14 +85,15 @@ MaxMinSolver::FlowId MaxMinSolver::add_flow(std::span<const Use> uses, double ca
   flow.uses.assign(uses.begin(), uses.end());
   flow.slots.resize(uses.size());
   flow.cap = cap_bps;
-  flow.rate = 0.0;
   flow.new_rate = 0.0;
-  flow.bottleneck = kNoBottleneck;
   flow.alive = true;
+  Standing& standing = standing_[index(id)];
+  standing.rate = 0.0;
+  standing.bottleneck = kNoBottleneck;
   for (std::size_t i = 0; i < uses.size(); ++i) {
     Resource& r = resource_at(uses[i].resource);
     flow.slots[i] = static_cast<std::uint32_t>(r.users.size());
-    r.users.push_back(User{id, static_cast<std::uint32_t>(i)});
+    r.users.push_back(User{id, static_cast<std::uint32_t>(i), uses[i].weight});
     mark_dirty(uses[i].resource);
   }
   ++active_flows_;
@@ -109,7 +113,7 @@ void MaxMinSolver::remove_flow(FlowId id) {
   }
   flow.uses.clear();
   flow.slots.clear();
-  flow.rate = 0.0;
+  standing_[index(id)].rate = 0.0;
   flow.alive = false;
   free_flows_.push_back(id);
   --active_flows_;
@@ -124,8 +128,7 @@ void MaxMinSolver::set_cap(FlowId id, double cap_bps) {
 double MaxMinSolver::load(ResourceId resource) const {
   double sum = 0.0;
   for (const User& user : resources_[static_cast<std::size_t>(resource)].users) {
-    const Flow& f = flows_[index(user.flow)];
-    sum += f.uses[user.use].weight * f.rate;
+    sum += user.weight * standing_[index(user.flow)].rate;
   }
   return sum;
 }
@@ -138,9 +141,9 @@ void MaxMinSolver::mark_dirty(ResourceId resource) {
 }
 
 void MaxMinSolver::add_to_refill(FlowId id) {
-  Flow& flow = flows_[index(id)];
-  if (flow.refill_mark == solve_epoch_) return;
-  flow.refill_mark = solve_epoch_;
+  Standing& standing = standing_[index(id)];
+  if (standing.refill_mark == solve_epoch_) return;
+  standing.refill_mark = solve_epoch_;
   refill_.push_back(id);
 }
 
@@ -168,9 +171,9 @@ std::span<const MaxMinSolver::FlowId> MaxMinSolver::solve() {
   }
   last_refilled_ = static_cast<std::int64_t>(refill_.size());
   for (const FlowId id : refill_) {
-    Flow& flow = flows_[index(id)];
-    if (flow.new_rate != flow.rate) {
-      flow.rate = flow.new_rate;
+    Standing& standing = standing_[index(id)];
+    if (flows_[index(id)].new_rate != standing.rate) {
+      standing.rate = flows_[index(id)].new_rate;
       changed_.push_back(id);
     }
   }
@@ -179,12 +182,13 @@ std::span<const MaxMinSolver::FlowId> MaxMinSolver::solve() {
   return changed_;
 }
 
-void MaxMinSolver::push_level(ResourceId id, double floor) {
-  Resource& r = resource_at(id);
-  ++r.version;
-  const double level = std::max(floor, std::max(0.0, r.remaining) / r.unfrozen_weight);
-  heap_.push_back(HeapEntry{level, id, r.version});
-  std::push_heap(heap_.begin(), heap_.end(), after<HeapEntry>);
+double MaxMinSolver::saturation_level(const Resource& r, double floor) const {
+  return std::max(floor, std::max(0.0, r.remaining) / r.unfrozen_weight);
+}
+
+void MaxMinSolver::push(HeapEntry entry) {
+  heap_.push_back(entry);
+  std::push_heap(heap_.begin(), heap_.end(), Later{});
 }
 
 void MaxMinSolver::fill() {
@@ -210,21 +214,20 @@ void MaxMinSolver::fill() {
   for (const ResourceId id : fill_resources_) {
     Resource& r = resource_at(id);
     for (const User& user : r.users) {
-      const Flow& held = flows_[index(user.flow)];
-      if (held.refill_mark != solve_epoch_) r.remaining -= held.uses[user.use].weight * held.rate;
+      const Standing& held = standing_[index(user.flow)];
+      if (held.refill_mark != solve_epoch_) r.remaining -= user.weight * held.rate;
     }
-    push_level(id, 0.0);
+    push(HeapEntry{saturation_level(r, 0.0), id});
   }
   for (const FlowId id : refill_) {
     const Flow& flow = flows_[index(id)];
     if (flow.cap != kUncapped) {
-      heap_.push_back(HeapEntry{flow.cap, -(id + 1), 0});
-      std::push_heap(heap_.begin(), heap_.end(), after<HeapEntry>);
+      push(HeapEntry{flow.cap, -(id + 1)});
     }
   }
   std::size_t unfrozen = refill_.size();
   while (unfrozen > 0 && !heap_.empty()) {
-    std::pop_heap(heap_.begin(), heap_.end(), after<HeapEntry>);
+    std::pop_heap(heap_.begin(), heap_.end(), Later{});
     const HeapEntry entry = heap_.back();
     heap_.pop_back();
     if (entry.item < 0) {
@@ -235,12 +238,16 @@ void MaxMinSolver::fill() {
       continue;
     }
     Resource& r = resource_at(entry.item);
-    if (entry.version != r.version || r.unfrozen == 0) continue;
+    if (r.unfrozen == 0) continue;
+    const double level = saturation_level(r, entry.level);
+    if (level > entry.level * (1.0 + kRelativeTolerance)) {
+      push(HeapEntry{level, entry.item});
+      continue;
+    }
     for (std::size_t i = 0; i < r.users.size() && r.unfrozen > 0; ++i) {
       const FlowId id = r.users[i].flow;
-      const Flow& flow = flows_[index(id)];
-      if (flow.refill_mark != solve_epoch_ || flow.frozen) continue;
-      freeze(id, entry.level, entry.item);
+      if (!refilling(id) || flows_[index(id)].frozen) continue;
+      freeze(id, level, entry.item);
       --unfrozen;
     }
   }
@@ -250,13 +257,12 @@ void MaxMinSolver::freeze(FlowId id, double level, std::int32_t bottleneck) {
   Flow& flow = flows_[index(id)];
   flow.frozen = true;
   flow.new_rate = level;
-  flow.bottleneck = bottleneck;
+  standing_[index(id)].bottleneck = bottleneck;
   for (const Use& use : flow.uses) {
     Resource& r = resource_at(use.resource);
     r.remaining -= use.weight * level;
     r.unfrozen_weight -= use.weight;
     --r.unfrozen;
-    if (r.unfrozen > 0 && use.resource != bottleneck) push_level(use.resource, level);
   }
 }
 
@@ -268,17 +274,17 @@ bool MaxMinSolver::find_violations() {
     double fastest = 0.0;
     double refilled_bottleneck_level = std::numeric_limits<double>::infinity();
     for (const User& user : r.users) {
-      const Flow& flow = flows_[index(user.flow)];
+      const Standing& standing = standing_[index(user.flow)];
       const double rate = current_rate(user.flow);
-      load += flow.uses[user.use].weight * rate;
+      load += user.weight * rate;
       fastest = std::max(fastest, rate);
-      if (flow.refill_mark == solve_epoch_ && flow.bottleneck == id) {
+      if (standing.refill_mark == solve_epoch_ && standing.bottleneck == id) {
         refilled_bottleneck_level = std::min(refilled_bottleneck_level, rate);
       }
     }
     const bool saturated = load >= r.capacity - kRelativeTolerance * std::max(r.capacity, 1.0);
     for (const User& user : r.users) {
-      const Flow& held = flows_[index(user.flow)];
+      const Standing& held = standing_[index(user.flow)];
       if (held.refill_mark == solve_epoch_) continue;
       const bool lost_bottleneck =
           held.bottleneck == id && (!saturated || held.rate < fastest * (1.0 - kRelativeTolerance));

@@ -61,7 +61,7 @@ class MaxMinSolver final {
   // changed (added flows included), valid until the next call.
   std::span<const FlowId> solve();
 
-  [[nodiscard]] double rate(FlowId flow) const { return flows_[index(flow)].rate; }
+  [[nodiscard]] double rate(FlowId flow) const { return standing_[index(flow)].rate; }
   [[nodiscard]] std::span<const Use> uses(FlowId flow) const { return flows_[index(flow)].uses; }
   // Sum of weight x rate over the resource's flows.
   [[nodiscard]] double load(ResourceId resource) const;
@@ -78,17 +78,22 @@ class MaxMinSolver final {
   struct User {
     FlowId flow = 0;
     std::uint32_t use = 0;  // index into the flow's uses
+    double weight = 1.0;    // a copy of the use's, read without touching the flow
   };
   struct Flow {
     std::vector<Use> uses;
     std::vector<std::uint32_t> slots;  // parallel to uses: position in the resource's users
     double cap = kUncapped;
-    double rate = 0.0;
     double new_rate = 0.0;
-    std::int32_t bottleneck = kNoBottleneck;  // a resource id, or kAtCap
-    std::uint64_t refill_mark = 0;            // == solve_epoch_: in the re-filled set
     bool frozen = false;
     bool alive = false;
+  };
+  // What a filling reads of every flow on its resources, held or not: kept apart from Flow and
+  // dense, because those reads are scattered over all flows and dominate the cost.
+  struct Standing {
+    double rate = 0.0;
+    std::uint64_t refill_mark = 0;            // == solve_epoch_: in the re-filled set
+    std::int32_t bottleneck = kNoBottleneck;  // a resource id, or kAtCap
   };
   struct Resource {
     double capacity = 0.0;
@@ -98,13 +103,14 @@ class MaxMinSolver final {
     double remaining = 0.0;  // capacity not taken by held or frozen flows
     double unfrozen_weight = 0.0;
     std::int32_t unfrozen = 0;
-    std::uint32_t version = 0;  // heap entries with another version are stale
     bool dirty = false;
   };
+  // A resource's entry holds the level it would saturate at when pushed. Freezing flows only
+  // raises that level, so an entry is a lower bound: when popped it is re-pushed at its current
+  // level if that is higher, instead of being pushed again on every freeze.
   struct HeapEntry {
     double level = 0.0;
     std::int32_t item = 0;  // a resource id, or -(flow + 1) for a flow's cap
-    std::uint32_t version = 0;
   };
 
   [[nodiscard]] std::size_t index(FlowId flow) const { return static_cast<std::size_t>(flow); }
@@ -112,24 +118,25 @@ class MaxMinSolver final {
     return resources_[static_cast<std::size_t>(r)];
   }
   [[nodiscard]] bool refilling(FlowId flow) const {
-    return flows_[index(flow)].refill_mark == solve_epoch_;
+    return standing_[index(flow)].refill_mark == solve_epoch_;
   }
   void mark_dirty(ResourceId resource);
   void add_to_refill(FlowId flow);
   void fill();
-  // Fixes the flow's new rate; `bottleneck` is the resource that stopped it (or kAtCap), whose own
-  // level is not pushed again.
+  // Fixes the flow's new rate; `bottleneck` is the resource that stopped it, or kAtCap.
   void freeze(FlowId flow, double level, std::int32_t bottleneck);
-  void push_level(ResourceId resource, double floor);
+  [[nodiscard]] double saturation_level(const Resource& resource, double floor) const;
+  void push(HeapEntry entry);
   [[nodiscard]] double current_rate(FlowId flow) const {
-    const Flow& f = flows_[index(flow)];
-    return f.refill_mark == solve_epoch_ ? f.new_rate : f.rate;
+    const Standing& s = standing_[index(flow)];
+    return s.refill_mark == solve_epoch_ ? flows_[index(flow)].new_rate : s.rate;
   }
   // Appends the held flows that break the bottleneck condition to refill_; true if any did.
   bool find_violations();
 
   std::vector<Resource> resources_;
   std::vector<Flow> flows_;
+  std::vector<Standing> standing_;  // by flow
   std::vector<FlowId> free_flows_;
   std::int32_t active_flows_ = 0;
   std::vector<ResourceId> dirty_;
