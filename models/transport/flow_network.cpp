@@ -69,17 +69,9 @@ struct FlowNetwork::LinkState {
 
 FlowNetwork::FlowNetwork(Simulator& sim, const Routing& routing, const FlowNetworkConfig& config,
                          std::uint64_t seed, RecordBackend& output)
-    : sim_(sim),
-      routing_(routing),
-      config_(config),
-      seed_(seed),
-      message_table_(std::make_unique<Table<MessageRow>>(output, message_layout())),
-      port_table_(std::make_unique<Table<PortRow>>(output, port_layout())),
-      port_samples_(std::make_unique<Table<PortSampleRow>>(output, port_sample_layout())),
-      port_totals_(std::make_unique<Table<PortTotalRow>>(output, port_total_layout())),
-      flow_samples_(std::make_unique<Table<FlowSampleRow>>(output, flow_sample_layout())) {
+    : sim_(sim), routing_(routing), config_(config), seed_(seed), tables_(output) {
   const Topology& topology = routing.topology();
-  record_wiring(topology, *port_table_);
+  record_wiring(topology, tables_.ports);
   links_.resize(static_cast<std::size_t>(topology.cable_count()) * 2);
   for (NodeId n = 0; n < topology.node_count(); ++n) {
     const std::span<const Port> ports = topology.ports(n);
@@ -322,11 +314,11 @@ void FlowNetwork::on_acknowledged(std::uint64_t slot) {
   // A copy: the listener may send, which may grow in_flight_.
   const InFlight done = in_flight_[slot];
   free_in_flight_.push_back(slot);
-  message_table_->append(MessageRow{static_cast<std::int64_t>(done.message.id), done.queue_pair,
-                                    done.message.source, done.message.destination,
-                                    done.message.size.count(), done.times.submitted.ps(),
-                                    done.times.first_sent.ps(), done.times.delivered.ps(),
-                                    done.times.acknowledged.ps(), done.hops, done.path});
+  tables_.messages.append(MessageRow{static_cast<std::int64_t>(done.message.id), done.queue_pair,
+                                     done.message.source, done.message.destination,
+                                     done.message.size.count(), done.times.submitted.ps(),
+                                     done.times.first_sent.ps(), done.times.delivered.ps(),
+                                     done.times.acknowledged.ps(), done.hops, done.path});
   done.listener->on_message_complete(done.message, done.times);
 }
 
@@ -410,12 +402,12 @@ void FlowNetwork::sample() {
     const auto sent = static_cast<std::int64_t>(link.data_bits / 8.0);
     if (sent == link.last_sampled_bytes && link.data_bps <= 0.0) continue;
     link.last_sampled_bytes = sent;
-    port_samples_->append(
+    tables_.port_samples.append(
         PortSampleRow{now.ps(), link.node, link.port, config_.data_class, 0, sent, 0, 0, 0, 0, 0});
   }
   for (const QueuePair& qp : queue_pairs_) {
     if (qp.flow < 0) continue;
-    flow_samples_->append(
+    tables_.flow_samples.append(
         FlowSampleRow{now.ps(), qp.id, static_cast<std::int64_t>(qp.rate_bps), 0});
   }
   sim_.schedule_in_phase<&FlowNetwork::sample>(now + *config_.sample_period, Phase::kObserve, this);
@@ -424,14 +416,11 @@ void FlowNetwork::sample() {
 void FlowNetwork::finish() {
   for (const LinkState& link : links_) {
     if (link.bytes_sent == 0) continue;
-    port_totals_->append(PortTotalRow{link.node, link.port, config_.data_class, link.bytes_sent,
-                                      link.packets_sent, 0, 0, 0, 0, 0, 0, 0});
+    tables_.port_totals.append(PortTotalRow{link.node, link.port, config_.data_class,
+                                            link.bytes_sent, link.packets_sent, 0, 0, 0, 0, 0, 0,
+                                            0});
   }
-  message_table_->flush();
-  port_table_->flush();
-  port_samples_->flush();
-  port_totals_->flush();
-  flow_samples_->flush();
+  tables_.flush();
 }
 
 }  // namespace lockstep

@@ -144,11 +144,7 @@ class FlowNetwork final : public Network {
   bool recompute_pending_ = false;
   Recomputations recomputations_;
 
-  std::unique_ptr<Table<MessageRow>> message_table_;
-  std::unique_ptr<Table<PortRow>> port_table_;
-  std::unique_ptr<Table<PortSampleRow>> port_samples_;
-  std::unique_ptr<Table<PortTotalRow>> port_totals_;
-  std::unique_ptr<Table<FlowSampleRow>> flow_samples_;
+  NetworkTables tables_;
 };
 
 }  // namespace lockstep

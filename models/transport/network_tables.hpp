@@ -78,6 +78,30 @@ struct FlowSampleRow {
 [[nodiscard]] TableLayout port_total_layout();
 [[nodiscard]] TableLayout flow_sample_layout();
 
+// The five tables, opened together in the order both backends write them.
+struct NetworkTables {
+  explicit NetworkTables(RecordBackend& output)
+      : messages(output, message_layout()),
+        ports(output, port_layout()),
+        port_samples(output, port_sample_layout()),
+        port_totals(output, port_total_layout()),
+        flow_samples(output, flow_sample_layout()) {}
+
+  void flush() {
+    messages.flush();
+    ports.flush();
+    port_samples.flush();
+    port_totals.flush();
+    flow_samples.flush();
+  }
+
+  Table<MessageRow> messages;
+  Table<PortRow> ports;
+  Table<PortSampleRow> port_samples;
+  Table<PortTotalRow> port_totals;
+  Table<FlowSampleRow> flow_samples;
+};
+
 // The messages table's path column: "0>16>17>1" for hops leaving nodes 0, 16 and 17 to reach 1.
 [[nodiscard]] FixedText<96> path_text(const std::vector<Hop>& hops, NodeId destination);
 

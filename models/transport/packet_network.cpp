@@ -20,18 +20,10 @@ bool counters_moved(const ClassCounters& now, const ClassCounters& before) {
 PacketNetwork::PacketNetwork(Simulator& sim, const Routing& routing,
                              const PacketNetworkConfig& config, std::uint64_t seed,
                              RecordBackend& output)
-    : sim_(sim),
-      routing_(routing),
-      config_(config),
-      seed_(seed),
-      message_table_(std::make_unique<Table<MessageRow>>(output, message_layout())),
-      port_table_(std::make_unique<Table<PortRow>>(output, port_layout())),
-      port_samples_(std::make_unique<Table<PortSampleRow>>(output, port_sample_layout())),
-      port_totals_(std::make_unique<Table<PortTotalRow>>(output, port_total_layout())),
-      flow_samples_(std::make_unique<Table<FlowSampleRow>>(output, flow_sample_layout())) {
+    : sim_(sim), routing_(routing), config_(config), seed_(seed), tables_(output) {
   const Topology& topology = routing.topology();
   // The wiring, so that port numbers in the other tables can be read without the builders' rules.
-  record_wiring(topology, *port_table_);
+  record_wiring(topology, tables_.ports);
   for (const Cable& cable : topology.cables()) {
     links_.emplace_back(sim, cable.delay);  // a -> b
     links_.emplace_back(sim, cable.delay);  // b -> a
@@ -147,11 +139,11 @@ void PacketNetwork::on_message_complete(const Message& message, const MessageTim
   const Flow& flow = flows_[flow_ids_.at(
       std::make_tuple(message.source, message.destination, message.queue_pair))];
   const std::vector<Hop> hops = routing_.path(message.source, message.destination, flow.entropy);
-  message_table_->append(MessageRow{static_cast<std::int64_t>(message.id), flow.id, message.source,
-                                    message.destination, message.size.count(), times.submitted.ps(),
-                                    times.first_sent.ps(), times.delivered.ps(),
-                                    times.acknowledged.ps(), static_cast<std::int64_t>(hops.size()),
-                                    path_text(hops, message.destination)});
+  tables_.messages.append(
+      MessageRow{static_cast<std::int64_t>(message.id), flow.id, message.source,
+                 message.destination, message.size.count(), times.submitted.ps(),
+                 times.first_sent.ps(), times.delivered.ps(), times.acknowledged.ps(),
+                 static_cast<std::int64_t>(hops.size()), path_text(hops, message.destination)});
   listeners_[message.id]->on_message_complete(message, times);
 }
 
@@ -178,16 +170,16 @@ void PacketNetwork::sample() {
           !counters_moved(counters, before.classes[static_cast<std::size_t>(c)])) {
         continue;
       }
-      port_samples_->append(PortSampleRow{now.ps(), node, port.index(), c, queue,
-                                          counters.bytes_sent, counters.ecn_marked,
-                                          counters.pauses_sent, counters.pauses_received,
-                                          port.paused_time(c).ps(), counters.dropped_packets});
+      tables_.port_samples.append(
+          PortSampleRow{now.ps(), node, port.index(), c, queue, counters.bytes_sent,
+                        counters.ecn_marked, counters.pauses_sent, counters.pauses_received,
+                        port.paused_time(c).ps(), counters.dropped_packets});
     }
     before = port.counters();
   });
   for (const Flow& flow : flows_) {
     if (flow.messages.empty() || !flow.reaction_point) continue;
-    flow_samples_->append(
+    tables_.flow_samples.append(
         FlowSampleRow{now.ps(), flow.id, flow.reaction_point->rate().bps(), flow.cnps_received});
   }
   sim_.schedule_in_phase<&PacketNetwork::sample>(now + *config_.sample_period, Phase::kObserve,
@@ -202,17 +194,13 @@ void PacketNetwork::finish() {
           k.dropped_packets == 0) {
         continue;
       }
-      port_totals_->append(PortTotalRow{node, port.index(), c, k.bytes_sent, k.packets_sent,
-                                        k.max_queue_bytes, k.ecn_marked, k.pauses_sent,
-                                        k.pauses_received, port.paused_time(c).ps(),
-                                        k.dropped_packets, k.dropped_bytes});
+      tables_.port_totals.append(PortTotalRow{node, port.index(), c, k.bytes_sent, k.packets_sent,
+                                              k.max_queue_bytes, k.ecn_marked, k.pauses_sent,
+                                              k.pauses_received, port.paused_time(c).ps(),
+                                              k.dropped_packets, k.dropped_bytes});
     }
   });
-  message_table_->flush();
-  port_table_->flush();
-  port_samples_->flush();
-  port_totals_->flush();
-  flow_samples_->flush();
+  tables_.flush();
 }
 
 std::int64_t PacketNetwork::packet_hops() const {

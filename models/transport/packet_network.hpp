@@ -90,11 +90,7 @@ class PacketNetwork final : public Network, public MessageListener {
   std::vector<MessageListener*> listeners_;  // by message id
   std::uint64_t next_message_ = 0;
 
-  std::unique_ptr<Table<MessageRow>> message_table_;
-  std::unique_ptr<Table<PortRow>> port_table_;
-  std::unique_ptr<Table<PortSampleRow>> port_samples_;
-  std::unique_ptr<Table<PortTotalRow>> port_totals_;
-  std::unique_ptr<Table<FlowSampleRow>> flow_samples_;
+  NetworkTables tables_;
   std::vector<PortCounters> last_sampled_;  // per port, in for_each_port order
 };
 

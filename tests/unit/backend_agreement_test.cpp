@@ -72,6 +72,16 @@ Topology leaf_spine(std::int32_t leaves, std::int32_t spines, std::int32_t hosts
   return build_leaf_spine(spec);
 }
 
+FlowSpec two_megabytes(std::int32_t source, std::int32_t destination,
+                       std::uint32_t queue_pair = 0) {
+  FlowSpec spec;
+  spec.source = source;
+  spec.destination = destination;
+  spec.size = Bytes(2'000'000);
+  spec.queue_pair = queue_pair;
+  return spec;
+}
+
 double ratio(Duration flow, Duration packet) {
   return static_cast<double>(flow.ps()) / static_cast<double>(packet.ps());
 }
@@ -96,13 +106,7 @@ TEST_CASE("a permutation on a non-blocking leaf-spine ends when the packet backe
 TEST_CASE("flows over 2:1 oversubscribed uplinks complete as in the packet backend") {
   const Topology topology = leaf_spine(2, 2, 4);
   std::vector<FlowSpec> flows;
-  for (std::int32_t h = 0; h < 4; ++h) {
-    FlowSpec spec;
-    spec.source = h;
-    spec.destination = h + 4;
-    spec.size = Bytes(2'000'000);
-    flows.push_back(spec);
-  }
+  for (std::int32_t h = 0; h < 4; ++h) flows.push_back(two_megabytes(h, h + 4));
   const Played packet = play(topology, flows, Backend::kPacket);
   const Played flow = play(topology, flows, Backend::kFlow);
   for (std::size_t i = 0; i < flows.size(); ++i) {
@@ -132,19 +136,8 @@ TEST_CASE("a ring all-reduce over 16 hosts takes as long as in the packet backen
 TEST_CASE("head-of-line blocking under incast slows a victim only at packet level") {
   const Topology topology = leaf_spine(2, 2, 4);
   std::vector<FlowSpec> flows;
-  for (std::int32_t h = 1; h < 8; ++h) {
-    FlowSpec spec;
-    spec.source = h;
-    spec.destination = 0;
-    spec.size = Bytes(2'000'000);
-    flows.push_back(spec);
-  }
-  FlowSpec victim;
-  victim.source = 5;
-  victim.destination = 6;
-  victim.size = Bytes(2'000'000);
-  victim.queue_pair = 1;
-  flows.push_back(victim);
+  for (std::int32_t h = 1; h < 8; ++h) flows.push_back(two_megabytes(h, 0));
+  flows.push_back(two_megabytes(5, 6, 1));  // the victim
   const Played packet = play(topology, flows, Backend::kPacket);
   const Played flow = play(topology, flows, Backend::kFlow);
   // The incast itself ends together: its bottleneck is the receiver's link in both.
