@@ -1,6 +1,7 @@
 #include "models/fabric/topology.hpp"
 
 #include <cassert>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -143,6 +144,30 @@ NodeId Topology::find_switch(std::string_view name) const {
     if (switches_[i].name == name) return endpoint_count_ + static_cast<NodeId>(i);
   }
   return -1;
+}
+
+NodeId Topology::find_node(std::string_view name) const {
+  if (const std::optional<std::int32_t> host = host_index(name)) {
+    return *host < endpoint_count_ ? *host : -1;
+  }
+  return find_switch(name);
+}
+
+CableId Topology::cable_between(NodeId a, NodeId b) const {
+  for (std::size_t c = 0; c < cables_.size(); ++c) {
+    if ((cables_[c].a == a && cables_[c].b == b) || (cables_[c].a == b && cables_[c].b == a)) {
+      return static_cast<CableId>(c);
+    }
+  }
+  return -1;
+}
+
+std::optional<std::int32_t> host_index(std::string_view name) {
+  if (!name.starts_with("host") || name.size() == 4) return {};
+  std::int32_t index = 0;
+  const auto [end, error] = std::from_chars(name.data() + 4, name.data() + name.size(), index);
+  if (error != std::errc() || end != name.data() + name.size() || name[4] == '-') return {};
+  return index;
 }
 
 Topology build_explicit(std::int32_t host_count, std::vector<SwitchSpec> switches,

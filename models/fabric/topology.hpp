@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -110,6 +111,10 @@ class Topology final {
 
   // The switch with this name, or -1. A linear scan: for set-up and tests, not the event loop.
   [[nodiscard]] NodeId find_switch(std::string_view name) const;
+  // A switch by name or an endpoint as host<i>, or -1.
+  [[nodiscard]] NodeId find_node(std::string_view name) const;
+  // The first cable (in cable order) joining the two nodes, either way round, or -1.
+  [[nodiscard]] CableId cable_between(NodeId a, NodeId b) const;
 
  private:
   std::int32_t endpoint_count_ = 0;
@@ -119,6 +124,9 @@ class Topology final {
   std::vector<std::int32_t> port_begin_;
   std::vector<Port> ports_;
 };
+
+// i for a name "host<i>" (decimal digits only), so that scenarios can name endpoints; else empty.
+[[nodiscard]] std::optional<std::int32_t> host_index(std::string_view name);
 
 // A topology given cable by cable (the scenario's `explicit` form). Nodes 0..host_count-1 are the
 // endpoints and host_count + i is switches[i]. Throws std::invalid_argument as Topology does.

@@ -1,6 +1,5 @@
 #include "models/fabric/topology_config.hpp"
 
-#include <charconv>
 #include <stdexcept>
 
 #include "models/fabric/fat_tree.hpp"
@@ -29,11 +28,7 @@ Topology build_explicit_topology(const TopologyConfig& config) {
     for (std::size_t i = 0; i < switches.size(); ++i) {
       if (switches[i].name == name) return hosts + static_cast<NodeId>(i);
     }
-    std::int32_t index = -1;
-    if (name.starts_with("host")) {
-      const auto [end, error] = std::from_chars(name.data() + 4, name.data() + name.size(), index);
-      if (error != std::errc() || end != name.data() + name.size()) index = -1;
-    }
+    const std::int32_t index = host_index(name).value_or(-1);
     if (index < 0 || index >= hosts) {
       throw std::invalid_argument("link end '" + name + "' is neither a switch nor host0..host" +
                                   std::to_string(hosts - 1));

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "models/fabric/switch_config.hpp"
 #include "models/fabric/topology_config.hpp"
@@ -26,12 +28,25 @@ struct TransportScenarioConfig {
   DcqcnProfile dcqcn_profile = DcqcnProfile::kHpccReference;
 };
 
+// A change to one cable at a point of the run: its rate in both directions (0 stops it without
+// routing noticing, as a port stuck in pause or a cable that stopped passing light would), or a
+// failure that routing notices (flows move off it). The cable is the first one joining nodes `a`
+// and `b`, named as switches are or as host<i>.
+struct LinkEventConfig {
+  Duration at;
+  std::string a;
+  std::string b;
+  std::optional<BitRate> rate;
+  bool down = false;
+};
+
 struct NetworkConfig {
   NetworkModel model = NetworkModel::kPacket;
   TopologyConfig topology;
   SwitchConfig switches;  // the buffer size comes from the topology
   TransportScenarioConfig transport;
   std::optional<Duration> sample_period;
+  std::vector<LinkEventConfig> link_events;
 };
 
 // DCQCN runs at `nic_rate`, the endpoints' link rate.

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "models/fabric/topology_config.hpp"
+#include "models/transport/link_events.hpp"
 #include "models/transport/traffic_driver.hpp"
 #include "sim/cli/progress.hpp"
 #include "sim/cli/simulation_run.hpp"
@@ -22,9 +23,12 @@ std::string packet_findings(const PacketNetwork& network, double wall_seconds) {
          ", dropped payload " + format(Bytes(account.dropped));
 }
 
-std::string flow_findings(const FlowNetwork& network) {
+std::string flow_findings(const FlowNetwork& network, const LinkEventPlayer& link_events) {
   const FlowNetwork::Recomputations& r = network.recomputations();
-  if (r.count == 0) return "rate recomputations 0";
+  const std::string events = link_events.applied() == 0
+                                 ? ""
+                                 : "\nlink events applied " + std::to_string(link_events.applied());
+  if (r.count == 0) return "rate recomputations 0" + events;
   std::vector<std::int64_t> wall = r.wall_ns;
   std::sort(wall.begin(), wall.end());
   auto at = [&wall](double fraction) {
@@ -39,7 +43,7 @@ std::string flow_findings(const FlowNetwork& network) {
                 static_cast<long long>(r.count), at(0.5), at(0.99), at(1.0),
                 static_cast<double>(r.flows_refilled) / static_cast<double>(r.count),
                 static_cast<long long>(r.expansions));
-  return line;
+  return line + events;
 }
 
 }  // namespace
@@ -65,6 +69,11 @@ RunSummary run_traffic(const LoadedScenario& loaded, Hdf5Output& output, bool sh
         std::make_unique<FlowNetwork>(sim, routing, flow_config, scenario.simulation.seed, output);
     network = flow_network.get();
   }
+  std::optional<LinkEventPlayer> link_events;
+  if (flow_network) {
+    link_events.emplace(sim, *flow_network,
+                        resolve_link_events(network_config.link_events, topology));
+  }
   // The run ends with the last flow: periodic sampling would otherwise keep the clock going.
   TrafficDriver driver(sim, *network, loaded.flows, output,
                        TrafficDriverOptions{.stop_when_all_complete = true});
@@ -77,6 +86,7 @@ RunSummary run_traffic(const LoadedScenario& loaded, Hdf5Output& output, bool sh
                             });
   sim.set_monitor(&progress, ProgressReporter::kPeriodEvents);
   const auto wall_start = std::chrono::steady_clock::now();
+  if (link_events) link_events->start();
   driver.start();
   RunOutcome outcome = sim.run(limit);
   const double wall =
@@ -106,7 +116,7 @@ RunSummary run_traffic(const LoadedScenario& loaded, Hdf5Output& output, bool sh
                       ", max " + format_rounded(s.fct->max);
   }
   summary.report += "\n" + (packet_network ? packet_findings(*packet_network, wall)
-                                           : flow_findings(*flow_network));
+                                           : flow_findings(*flow_network, *link_events));
   if (outcome == RunOutcome::kDrained && !driver.all_complete()) {
     summary.report += "\nwarning: the network went idle with " +
                       std::to_string(s.flows - s.completed) + " flows unfinished";

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "models/transport/link_events.hpp"
+
 namespace lockstep {
 namespace {
 
@@ -160,6 +162,18 @@ Schema<TransportScenarioConfig> transport_schema() {
   return s;
 }
 
+Schema<LinkEventConfig> link_event_schema() {
+  Schema<LinkEventConfig> s;
+  s.value("at", &LinkEventConfig::at, std::nullopt, "when, from the start of the run")
+      .value("a", &LinkEventConfig::a, std::nullopt, "one end: a switch name or host<i>")
+      .value("b", &LinkEventConfig::b, std::nullopt, "the other end (the first cable joining them)")
+      .value("rate", &LinkEventConfig::rate, std::nullopt,
+             "the cable's new rate both ways (0bps stops it unnoticed by routing)")
+      .value("down", &LinkEventConfig::down, "false",
+             "the cable fails: both ways stop and flows move to other shortest paths");
+  return s;
+}
+
 }  // namespace
 
 Schema<NetworkConfig> network_schema() {
@@ -173,11 +187,21 @@ Schema<NetworkConfig> network_schema() {
       .section("transport", &NetworkConfig::transport, transport_schema(), "the endpoints' RDMA")
       .value("sample_period", &NetworkConfig::sample_period, std::nullopt,
              "record port and flow counters this often (default: totals only)", above(Duration()))
+      .list("link_events", &NetworkConfig::link_events, link_event_schema(),
+            "cable rate changes and failures during the run (flow level only)")
       .check([](const NetworkConfig& network, const Schema<NetworkConfig>::Checker& report) {
         try {
-          (void)build_topology(network.topology);
+          const Topology topology = build_topology(network.topology);
+          for (const LinkEventProblem& p : link_event_problems(network.link_events, topology)) {
+            report.error(p.key, p.message);
+          }
         } catch (const std::invalid_argument& e) {
           report.error("topology", e.what());
+        }
+        if (!network.link_events.empty() && network.model == NetworkModel::kPacket) {
+          report.error("link_events",
+                       "links change at run time at flow level only: set `model: flow` (the packet "
+                       "backend does not change links during a run yet)");
         }
       });
   return s;

@@ -112,6 +112,22 @@ class Running(CliTestCase):
         self.assertEqual(len(la.load_table(out, "flows")), 4)
 
 
+    def test_link_events_change_a_flow_level_run_and_are_refused_at_packet_level(self):
+        # leaf0's uplink carries all four flows; at 10 Gb/s from the start, 8 MB take over 6.4 ms.
+        slow = ["--set", "network.model=flow",
+                "--set", "network.link_events=[{at: 0s, a: leaf0, b: spine0, rate: 10Gbps}]"]
+        out = self.dir / "slow.h5"
+        result = lockstep("run", VICTIM, "-o", out, *slow)
+        self.assert_exit(result, 0)
+        self.assertIn("lockstep: link events applied 1", result.stdout.splitlines())
+        self.assertGreater(int(la.load_table(out, "flows")["fct_ps"].max()), 6_400_000_000)
+        refused = lockstep("run", VICTIM, "-o", self.dir / "refused.h5", *slow[2:])
+        self.assert_exit(refused, 2)
+        self.assertIn("network.link_events: links change at run time at flow level only",
+                      refused.stderr)
+        self.assertFalse((self.dir / "refused.h5").exists())
+
+
 def wait_for_the_clock_to_tick():
     """HDF5 timestamps have one-second resolution: let the clock tick so that any would differ."""
     started = int(time.time())

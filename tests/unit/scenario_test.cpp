@@ -133,6 +133,32 @@ TEST_CASE("rules across keys point at the key that breaks them") {
               "two"});
 }
 
+// A leaf-spine of 2 leaves, 2 spines, 2 hosts per leaf, with one link event.
+std::string with_link_event(const std::string& model, const std::string& event) {
+  return "network:\n  model: " + model +
+         "\n  topology:\n    kind: leaf_spine\n    leaf_spine: {leaves: 2, spines: 2, "
+         "hosts_per_leaf: 2, uplinks_per_leaf: 2}\n  link_events:\n    - " +
+         event + "\ntraffic:\n  flows: [{source: 0, destination: 2, size: 1MB}]\n";
+}
+
+TEST_CASE("link events name existing cables, say what changes, and need the flow level") {
+  const Scenario s =
+      scenario(with_link_event("flow", "{at: 5us, a: leaf0, b: spine1, down: true}"));
+  REQUIRE(s.network->link_events.size() == 1);
+  CHECK(s.network->link_events[0].at == Duration::us(5));
+  CHECK(s.network->link_events[0].down);
+  CHECK(problems(with_link_event("flow", "{at: 5us, a: leaf0, b: spine7, rate: 1Gbps}")) ==
+        Lines{"s.yaml:7:30: network.link_events[0].b: no switch or host named 'spine7'"});
+  CHECK(problems(with_link_event("flow", "{at: 5us, a: host0, b: spine0, rate: 1Gbps}")) ==
+        Lines{"s.yaml:7:30: network.link_events[0].b: no cable joins host0 and spine0"});
+  CHECK(problems(with_link_event("flow", "{at: 5us, a: leaf0, b: host1}")) ==
+        Lines{"s.yaml:7:7: network.link_events[0]: give either `rate` (the cable's new rate) or "
+              "`down: true`"});
+  CHECK(problems(with_link_event("packet", "{at: 5us, a: leaf0, b: host1, down: true}")) ==
+        Lines{"s.yaml:7:5: network.link_events: links change at run time at flow level only: set "
+              "`model: flow` (the packet backend does not change links during a run yet)"});
+}
+
 TEST_CASE("a YAML syntax error gives its line and column") {
   CHECK(problems("job:\n  ranks: [8\n") == Lines{"s.yaml:3:1: end of sequence flow not found"});
 }

@@ -301,5 +301,22 @@ TEST_CASE("a topology's cable delay is 5 ns per metre, exact to the millimetre")
   CHECK_THROWS_AS((void)delay_for_cable(-1.0), std::invalid_argument);
 }
 
+TEST_CASE("nodes are found by switch name or host<i>, and cables by their two ends") {
+  const Topology t = build_explicit(
+      2, {{"sw", Bytes(1000)}},
+      {{0, 2, BitRate::gbps(100), Duration::us(1)}, {2, 1, BitRate::gbps(100), Duration::us(1)}});
+  CHECK(t.find_node("sw") == 2);
+  CHECK(t.find_node("host1") == 1);
+  CHECK(t.find_node("host2") == -1);
+  CHECK(t.find_node("host") == -1);
+  CHECK(t.find_node("host-1") == -1);
+  CHECK(t.find_node("host1x") == -1);
+  CHECK(t.cable_between(1, 2) == 1);
+  CHECK(t.cable_between(2, 0) == 0);
+  CHECK(t.cable_between(0, 1) == -1);
+  CHECK(host_index("host07") == 7);
+  CHECK_FALSE(host_index("sw"));
+}
+
 }  // namespace
 }  // namespace lockstep

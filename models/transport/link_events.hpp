@@ -1,0 +1,59 @@
+// A scenario's link events (network.link_events) played on the flow-level backend: each changes a
+// cable's rate or fails it at its time. The packet backend does not change links at run time, so
+// scenarios with link events run at flow level only (the scenario check says so). Units: Time,
+// BitRate.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/fabric/topology.hpp"
+#include "models/transport/flow_network.hpp"
+#include "models/transport/network_config.hpp"
+#include "sim/core/simulator.hpp"
+
+namespace lockstep {
+
+struct LinkEvent {
+  Time at;
+  CableId cable = 0;
+  std::optional<BitRate> rate;  // set when the event changes the rate
+  bool down = false;            // set when the cable fails
+};
+
+struct LinkEventProblem {
+  std::string key;  // relative to `network`, e.g. "link_events[2].b"
+  std::string message;
+};
+
+// Every problem of the events on this topology: unknown node names, nodes no cable joins, neither
+// or both of `rate` and `down`, a negative rate. Empty when they can be played.
+[[nodiscard]] std::vector<LinkEventProblem> link_event_problems(
+    const std::vector<LinkEventConfig>& events, const Topology& topology);
+
+// The events with their cables found; `events` must have no problems.
+[[nodiscard]] std::vector<LinkEvent> resolve_link_events(const std::vector<LinkEventConfig>& events,
+                                                         const Topology& topology);
+
+class LinkEventPlayer {
+ public:
+  LinkEventPlayer(Simulator& sim, FlowNetwork& network, std::vector<LinkEvent> events);
+  LinkEventPlayer(const LinkEventPlayer&) = delete;
+  LinkEventPlayer& operator=(const LinkEventPlayer&) = delete;
+
+  // Schedules every event at its time (times are absolute: from the start of the run).
+  void start();
+  [[nodiscard]] std::int64_t applied() const { return applied_; }
+
+ private:
+  void apply(std::uint64_t index);
+
+  Simulator& sim_;
+  FlowNetwork& network_;
+  std::vector<LinkEvent> events_;
+  std::int64_t applied_ = 0;
+};
+
+}  // namespace lockstep
