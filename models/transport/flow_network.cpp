@@ -297,6 +297,7 @@ void FlowNetwork::on_drained(std::uint64_t queue_pair) {
     free_in_flight_.pop_back();
     in_flight_[slot] = record;
   }
+  sim_.schedule<&FlowNetwork::on_delivered>(record.times.delivered, this, slot);
   sim_.schedule<&FlowNetwork::on_acknowledged>(record.times.acknowledged, this, slot);
 
   if (qp.backlog.empty()) {
@@ -308,6 +309,13 @@ void FlowNetwork::on_drained(std::uint64_t queue_pair) {
   // Carries the overshoot of rounding the drain up to the picosecond.
   qp.remaining_bits += bits(qp.backlog.front().wire);
   arm_drain(qp);
+}
+
+void FlowNetwork::on_delivered(std::uint64_t slot) {
+  // Copies: the listener may send, which may grow in_flight_.
+  const Message message = in_flight_[slot].message;
+  const Time delivered = in_flight_[slot].times.delivered;
+  in_flight_[slot].listener->on_message_delivered(message, delivered);
 }
 
 void FlowNetwork::on_acknowledged(std::uint64_t slot) {

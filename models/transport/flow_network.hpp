@@ -123,6 +123,7 @@ class FlowNetwork final : public Network {
   void set_rate(QueuePair& qp, double rate_bps);
   void arm_drain(QueuePair& qp);
   void on_drained(std::uint64_t queue_pair);
+  void on_delivered(std::uint64_t in_flight);
   void on_acknowledged(std::uint64_t in_flight);
   void settle_link(LinkState& link);
   void sample();

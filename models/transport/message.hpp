@@ -24,11 +24,14 @@ struct MessageTimes {
   Time acknowledged;  // the sender knows: the message is complete
 };
 
-// Told when a message has been acknowledged in full.
+// Told when a message has been acknowledged in full, and optionally, earlier, when its last byte
+// reached the destination (what a receiver waiting for data reacts to, as a collective's next step
+// does; the acknowledgement returns a propagation later).
 class MessageListener {
  public:
   virtual ~MessageListener() = default;
   virtual void on_message_complete(const Message& message, const MessageTimes& times) = 0;
+  virtual void on_message_delivered(const Message& /*message*/, Time /*delivered*/) {}
 };
 
 }  // namespace lockstep

@@ -159,11 +159,15 @@ void Nic::on_data(Packet* packet) {
   if (packet->sequence == flow.expected_sequence) {
     ++flow.expected_sequence;
     flow.nack_outstanding = false;
-    for (PendingMessage& m : flow.messages) {
+    // By index: the listener may post more messages to this flow, which grows the deque.
+    for (std::size_t i = 0; i < flow.messages.size(); ++i) {
+      PendingMessage& m = flow.messages[i];
       if (m.end_sequence > flow.expected_sequence) break;
       if (!m.delivered) {
         m.delivered = true;
         m.times.delivered = now;
+        const Message delivered = m.message;
+        listener_.on_message_delivered(delivered, now);
       }
     }
     send_control(PacketKind::kAck, flow, flow.expected_sequence);

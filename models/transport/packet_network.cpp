@@ -147,6 +147,10 @@ void PacketNetwork::on_message_complete(const Message& message, const MessageTim
   listeners_[message.id]->on_message_complete(message, times);
 }
 
+void PacketNetwork::on_message_delivered(const Message& message, Time delivered) {
+  listeners_[message.id]->on_message_delivered(message, delivered);
+}
+
 template <class Visit>
 void PacketNetwork::for_each_port(Visit&& visit) const {
   for (const auto& nic : nics_) visit(static_cast<NodeId>(nic->endpoint()), nic->port());

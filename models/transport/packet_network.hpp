@@ -50,6 +50,7 @@ class PacketNetwork final : public Network, public MessageListener {
   [[nodiscard]] std::int32_t endpoint_count() const override;
   // From the NICs: records the message, then tells whoever sent it.
   void on_message_complete(const Message& message, const MessageTimes& times) override;
+  void on_message_delivered(const Message& message, Time delivered) override;
 
   [[nodiscard]] Nic& nic(std::int32_t endpoint) {
     return *nics_[static_cast<std::size_t>(endpoint)];

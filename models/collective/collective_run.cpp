@@ -1,0 +1,115 @@
+#include "models/collective/collective_run.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace lockstep {
+namespace {
+
+// Part `index` of `total` split into `parts` as evenly as whole bytes allow.
+Bytes share(Bytes total, std::int64_t parts, std::int64_t index) {
+  const std::int64_t base = total.count() / parts;
+  return Bytes(base + (index < total.count() % parts ? 1 : 0));
+}
+
+std::int32_t modulo(std::int32_t value, std::int32_t n) { return ((value % n) + n) % n; }
+
+}  // namespace
+
+CollectiveRun::CollectiveRun(Simulator& sim, Network& network, std::vector<std::int32_t> ring,
+                             CollectiveOp op, Bytes size, CollectiveOptions options)
+    : sim_(sim),
+      network_(network),
+      ring_(std::move(ring)),
+      op_(op),
+      size_(size),
+      options_(options) {
+  if (ring_.empty()) throw std::invalid_argument("a collective needs at least one rank");
+  if (options_.channels < 1) throw std::invalid_argument("a collective needs at least one channel");
+  if (size_ < Bytes(0)) throw std::invalid_argument("a collective's size cannot be negative");
+  std::vector<std::int32_t> sorted = ring_;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+    throw std::invalid_argument("a rank appears twice in the collective's ring");
+  }
+  for (const std::int32_t endpoint : ring_) {
+    if (endpoint < 0 || endpoint >= network_.endpoint_count()) {
+      throw std::invalid_argument("rank on endpoint " + std::to_string(endpoint) +
+                                  ", which the network does not have");
+    }
+  }
+  const std::int64_t n = ranks();
+  if (n > 1) {
+    const std::int64_t per_channel = op_ == CollectiveOp::kAllToAll
+                                         ? n * (n - 1)
+                                         : n * (op_ == CollectiveOp::kSendRecv ? 1 : ring_steps());
+    transfers_ = per_channel * options_.channels;
+  }
+}
+
+std::int32_t CollectiveRun::ring_steps() const {
+  return op_ == CollectiveOp::kAllReduce ? 2 * (ranks() - 1) : ranks() - 1;
+}
+
+Bytes CollectiveRun::chunk(std::int32_t channel, std::int32_t index) const {
+  return share(share(size_, options_.channels, channel), ranks(), index);
+}
+
+void CollectiveRun::start() {
+  started_at_ = sim_.now();
+  finished_at_ = sim_.now();
+  const std::int32_t n = ranks();
+  if (n == 1) return;
+  for (std::int32_t c = 0; c < options_.channels; ++c) {
+    for (std::int32_t r = 0; r < n; ++r) {
+      switch (op_) {
+        case CollectiveOp::kAllReduce:
+        case CollectiveOp::kReduceScatter:
+        case CollectiveOp::kAllGather:
+          send_ring_step(c, r, 0);
+          break;
+        case CollectiveOp::kAllToAll:
+          for (std::int32_t q = 0; q < n; ++q) {
+            if (q != r) send(c, r, q, 0, chunk(c, q));
+          }
+          break;
+        case CollectiveOp::kSendRecv:
+          send(c, r, (r + 1) % n, 0, share(size_, options_.channels, c));
+          break;
+      }
+    }
+  }
+}
+
+void CollectiveRun::send(std::int32_t channel, std::int32_t sender, std::int32_t receiver,
+                         std::int32_t step, Bytes size) {
+  const std::uint64_t id = network_.send(
+      ring_[static_cast<std::size_t>(sender)], ring_[static_cast<std::size_t>(receiver)], size,
+      options_.first_queue_pair + static_cast<std::uint32_t>(channel), *this);
+  in_flight_.emplace(id, Transfer{channel, sender, step});
+}
+
+void CollectiveRun::send_ring_step(std::int32_t channel, std::int32_t sender, std::int32_t step) {
+  const std::int32_t n = ranks();
+  send(channel, sender, (sender + 1) % n, step, chunk(channel, modulo(sender - step, n)));
+}
+
+void CollectiveRun::on_message_delivered(const Message& message, Time delivered) {
+  const auto it = in_flight_.find(message.id);
+  const Transfer transfer = it->second;
+  in_flight_.erase(it);
+  ++delivered_;
+  finished_at_ = std::max(finished_at_, delivered);
+  const bool ring = op_ == CollectiveOp::kAllReduce || op_ == CollectiveOp::kReduceScatter ||
+                    op_ == CollectiveOp::kAllGather;
+  if (ring && transfer.step + 1 < ring_steps()) {
+    send_ring_step(transfer.channel, (transfer.sender + 1) % ranks(), transfer.step + 1);
+  }
+}
+
+void CollectiveRun::on_message_complete(const Message& /*message*/, const MessageTimes& /*times*/) {
+  // The next step waits for the data to arrive, not for the sender to hear of it.
+}
+
+}  // namespace lockstep

@@ -1,0 +1,86 @@
+// One NCCL-style collective on a Network (either backend), as the point-to-point messages NCCL's
+// algorithms exchange, so that its time comes from the fabric: links shared with other traffic,
+// ECMP collisions, a slow or misplaced NIC. Ranks are endpoints; the order given is the ring.
+//
+// Algorithms (Thakur, Rabenseifner and Gropp, IJHPCA 2005; NCCL's ring): the data is split evenly
+// over `channels` independent rings (NCCL's channels, one queue pair each), and a channel's share
+// into n chunks.
+// - all-reduce: 2(n-1) steps, reduce-scatter then all-gather; at step k rank r sends chunk
+//   (r - k) mod n to the next rank, and sends step k + 1 the moment step k's chunk from the
+//   previous rank has arrived (the chunk it forwards is the one it just received, reduced). So the
+//   ring advances at the pace of its slowest link, and a step costs one chunk's transfer plus the
+//   path's latency, as in the alpha-beta model.
+// - reduce-scatter and all-gather: the same with n-1 steps.
+// - all-to-all: every rank sends S/n to every other rank at once.
+// - send/recv: every rank sends S to the next rank.
+// The collective ends when the last chunk has arrived at its rank (delivery, not acknowledgement).
+//
+// It leaves out, for now: the reduction's compute and memory traffic (the GPU model will add
+// them), NCCL's protocols (LL, LL128, Simple) and their per-step overheads, tree and NVLink SHARP
+// algorithms, and NVLink: every rank is a fabric endpoint. Units: Bytes, Time.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "models/collective/collective_op.hpp"
+#include "models/transport/network.hpp"
+#include "sim/core/simulator.hpp"
+
+namespace lockstep {
+
+struct CollectiveOptions {
+  std::int32_t channels = 1;
+  std::uint32_t first_queue_pair = 0;  // channel c uses queue pair first_queue_pair + c
+};
+
+class CollectiveRun final : public MessageListener {
+ public:
+  // `ring` lists distinct endpoints of `network`, at least one. Throws std::invalid_argument
+  // otherwise, or for fewer than one channel.
+  CollectiveRun(Simulator& sim, Network& network, std::vector<std::int32_t> ring, CollectiveOp op,
+                Bytes size, CollectiveOptions options = {});
+  CollectiveRun(const CollectiveRun&) = delete;
+  CollectiveRun& operator=(const CollectiveRun&) = delete;
+
+  // Sends the first messages now. Call once.
+  void start();
+  [[nodiscard]] bool finished() const { return delivered_ == transfers_; }
+  [[nodiscard]] Time started_at() const { return started_at_; }
+  // When the last chunk arrived; valid once finished().
+  [[nodiscard]] Time finished_at() const { return finished_at_; }
+  [[nodiscard]] std::int64_t transfers() const { return transfers_; }
+
+  void on_message_complete(const Message& message, const MessageTimes& times) override;
+  void on_message_delivered(const Message& message, Time delivered) override;
+
+ private:
+  struct Transfer {
+    std::int32_t channel = 0;
+    std::int32_t sender = 0;  // position in the ring
+    std::int32_t step = 0;
+  };
+
+  [[nodiscard]] std::int32_t ranks() const { return static_cast<std::int32_t>(ring_.size()); }
+  [[nodiscard]] std::int32_t ring_steps() const;
+  [[nodiscard]] Bytes chunk(std::int32_t channel, std::int32_t index) const;
+  void send(std::int32_t channel, std::int32_t sender, std::int32_t receiver, std::int32_t step,
+            Bytes size);
+  void send_ring_step(std::int32_t channel, std::int32_t sender, std::int32_t step);
+
+  Simulator& sim_;
+  Network& network_;
+  std::vector<std::int32_t> ring_;
+  CollectiveOp op_;
+  Bytes size_;
+  CollectiveOptions options_;
+  std::unordered_map<std::uint64_t, Transfer>
+      in_flight_;  // by message id; looked up, never iterated
+  std::int64_t transfers_ = 0;
+  std::int64_t delivered_ = 0;
+  Time started_at_;
+  Time finished_at_;
+};
+
+}  // namespace lockstep
