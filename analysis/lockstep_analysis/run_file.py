@@ -26,18 +26,21 @@ def tables(path):
 
 
 def run_kind(path):
-    """`"job"` or `"fabric"`: which kind of run wrote the file, told by the tables it holds.
+    """`"job"`, `"fabric"` or `"nccl-tests"`: which kind of run wrote the file, told by its tables.
 
     A job run (the scenario has `job`) writes `steps` and its siblings; a fabric run (`network` and
-    `traffic`) writes `flows` and the network's tables (analysis/hdf5_schema.md, "Kinds of run").
-    Raises ValueError for a file with neither.
+    `traffic`) writes `flows` and the network's tables; `lockstep nccl-tests` writes `nccl_tests`
+    (analysis/hdf5_schema.md, "Kinds of run"). Raises ValueError for a file with none of them.
     """
     names = set(tables(path))
     if "flows" in names:
         return "fabric"
     if "steps" in names:
         return "job"
-    raise ValueError(f"{path}: neither a job run (no 'steps') nor a fabric run (no 'flows')")
+    if "nccl_tests" in names:
+        return "nccl-tests"
+    raise ValueError(f"{path}: not a job run (no 'steps'), a fabric run (no 'flows') or an "
+                     "nccl-tests run (no 'nccl_tests')")
 
 
 def load_table(path, name):

@@ -19,5 +19,6 @@ inline constexpr int kInterrupted = 130;
 int run_command(const std::vector<std::string>& args);
 int validate_command(const std::vector<std::string>& args);
 int keys_command(const std::vector<std::string>& args);
+int nccl_tests_command(const std::vector<std::string>& args);
 
 }  // namespace lockstep

@@ -20,6 +20,8 @@ constexpr const char* kUsage =
     "  validate SCENARIO... [--set key=value]... [--resolved]\n"
     "                      check scenarios without running them\n"
     "  keys                list every scenario key with its type and default\n"
+    "  nccl-tests OP SCENARIO [-b MIN] [-e MAX] [-f FACTOR] [--channels N] [-o OUT.h5]\n"
+    "                      nccl-tests' sweep of a collective over a scenario's network\n"
     "\n"
     "  lockstep <command> --help    options of one command\n"
     "  lockstep --version           version\n";
@@ -28,6 +30,7 @@ int dispatch(const std::string& command, const std::vector<std::string>& rest) {
   if (command == "run") return lockstep::run_command(rest);
   if (command == "validate") return lockstep::validate_command(rest);
   if (command == "keys") return lockstep::keys_command(rest);
+  if (command == "nccl-tests") return lockstep::nccl_tests_command(rest);
   if (command == "--help" || command == "-h" || command == "help") {
     std::cout << kUsage;
     return lockstep::exit_code::kOk;

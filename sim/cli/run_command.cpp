@@ -8,6 +8,7 @@
 #include <optional>
 #include <sstream>
 
+#include "sim/cli/checked_inputs.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/interrupt.hpp"
 #include "sim/cli/progress.hpp"
@@ -59,30 +60,24 @@ int run_command(const std::vector<std::string>& args) {
   }
 
   const std::filesystem::path scenario_path = scenario_arguments.scenario_path();
-  const ScenarioLoad load = load_scenario_file(scenario_path, scenario_arguments.overrides());
-  if (!load.loaded) {
-    for (const Diagnostic& d : load.diagnostics.all()) std::cerr << d.to_string() << "\n";
-    std::cerr << "lockstep run: " << load.diagnostics.all().size()
-              << " problem(s) in the scenario; nothing was run\n";
+  const std::optional<LoadedScenario> load =
+      load_or_report("run", scenario_path, scenario_arguments.overrides());
+  if (!load) return exit_code::kBadInput;
+  if (!load->scenario.job && !load->scenario.traffic) {
+    std::cerr << scenario_path.string()
+              << ": a `network` without `traffic`: nothing for `lockstep run` to play (`lockstep "
+                 "nccl-tests OP "
+              << scenario_path.string() << "` runs collectives on it)\n";
     return exit_code::kBadInput;
   }
   const std::filesystem::path output =
       output_path.empty() ? default_output(scenario_path) : std::filesystem::path(output_path);
-  const std::filesystem::path directory = output.parent_path().empty() ? "." : output.parent_path();
-  if (!std::filesystem::is_directory(directory)) {
-    std::cerr << "lockstep run: cannot write '" << output.string() << "': directory '"
-              << directory.string() << "' does not exist\n";
-    return exit_code::kBadInput;
-  }
-  if (std::filesystem::is_directory(output)) {
-    std::cerr << "lockstep run: cannot write '" << output.string() << "': it is a directory\n";
-    return exit_code::kBadInput;
-  }
+  if (!output_writable("run", output)) return exit_code::kBadInput;
 
   install_interrupt_handlers();
   const auto wall_start = std::chrono::steady_clock::now();
   Hdf5Output file(output);
-  const LoadedScenario& loaded = *load.loaded;
+  const LoadedScenario& loaded = *load;
   file.write_meta_text("scenario", loaded.resolved_yaml);
   file.write_meta_text("scenario_file", scenario_path.string());
   file.write_meta_integer("seed", static_cast<std::int64_t>(loaded.scenario.simulation.seed));

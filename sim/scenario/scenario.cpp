@@ -42,8 +42,10 @@ std::vector<FlowSpec> check_what_runs(const Scenario& s, const YAML::Node& root,
                                       const std::filesystem::path& directory,
                                       DecodeContext& context) {
   const Schema<Scenario>::Checker report(root, "", context);
-  if (!s.job && !s.traffic) {
-    report.error("", "nothing to run: add a `job` section, or `network` and `traffic`");
+  if (!s.job && !s.network) {
+    report.error("",
+                 "nothing to run: add a `job` section, or a `network` (with `traffic` to play "
+                 "on it)");
   }
   if (s.job && s.traffic) {
     report.error("traffic", "a scenario runs a `job` or `traffic`, not both (yet)");

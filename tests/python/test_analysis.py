@@ -88,7 +88,7 @@ def parse_schema(text):
     return sections
 
 
-RUN_KINDS = {"job runs": "job", "fabric runs": "fabric"}
+RUN_KINDS = {"job runs": "job", "fabric runs": "fabric", "nccl-tests runs": "nccl-tests"}
 
 
 def parse_written_by(text):
@@ -430,12 +430,14 @@ class SchemaDoc(unittest.TestCase):
 
     def test_every_section_says_which_kinds_of_run_write_it(self):
         self.assertEqual(set(self.written_by), set(self.doc))
-        self.assertEqual(self.written_by["/meta"], {"job", "fabric"})
+        self.assertEqual(self.written_by["/meta"], {"job", "fabric", "nccl-tests"})
         job = {name for name, kinds in self.written_by.items() if "job" in kinds}
         fabric = {name for name, kinds in self.written_by.items() if "fabric" in kinds}
         self.assertEqual(job, {"/meta", "rank_ops", "rank_steps", "steps"})
         self.assertEqual(fabric, {"/meta", "messages", "flows", "ports", "port_totals",
                                   "port_samples", "flow_samples"})
+        collectives = {name for name, kinds in self.written_by.items() if "nccl-tests" in kinds}
+        self.assertEqual(collectives, {"/meta", "nccl_tests"})
 
     def test_the_written_by_parser_rejects_unknown_kinds_and_repeats(self):
         with self.assertRaisesRegex(ValueError, "unknown kind"):
@@ -567,6 +569,38 @@ class FabricFileMatchesSchemaDoc(FileMatchesSchemaDoc, unittest.TestCase):
         with h5py.File(self.path, "r") as f:
             for table in ["messages", "flows", "port_totals", "port_samples"]:
                 self.assertGreater(f[table].shape[0], 0, table)
+
+
+COLLECTIVES = SOURCE / "scenarios" / "collectives" / "leaf_spine_16.yaml"
+
+
+def run_nccl_tests(out, *args):
+    """Runs `lockstep nccl-tests all_reduce COLLECTIVES -o out args...`; returns the process."""
+    result = subprocess.run([BIN, "nccl-tests", "all_reduce", str(COLLECTIVES), "-o", str(out),
+                             *map(str, args)], capture_output=True, text=True, timeout=60)
+    if result.returncode != 0:
+        raise AssertionError(f"lockstep nccl-tests failed ({result.returncode}): {result.stderr}")
+    return result
+
+
+class NcclTestsFileMatchesSchemaDoc(FileMatchesSchemaDoc, unittest.TestCase):
+    RUN_KIND = "nccl-tests"
+    STRING_IN_A_TABLE = "nccl_tests"
+
+    @staticmethod
+    def make_run(directory):
+        out = Path(directory) / "sweep.h5"
+        run_nccl_tests(out, "-b", "1K", "-e", "1M", "-f", "32")
+        return out
+
+    def test_the_table_agrees_with_what_was_printed(self):
+        results = la.load_table(self.path, "nccl_tests")
+        self.assertEqual(list(results["bytes"]), [1024, 32768, 1048576])
+        self.assertEqual(set(results["op"]), {"all_reduce"})
+        self.assertEqual(set(results["ranks"]), {16})
+        self.assertTrue((results["bus_factor"] == 2 * 15 / 16).all())
+        self.assertTrue(results["time_ps"].is_monotonic_increasing)
+        self.assertEqual(la.run_kind(self.path), "nccl-tests")
 
 
 class FlowLevelFileMatchesSchemaDoc(FileMatchesSchemaDoc, unittest.TestCase):

@@ -25,6 +25,7 @@ SMALL = ["--set", "job.ranks=8", "--set", "job.steps=3",
          "--set", "job.slow_ranks=[{rank: 3, slowdown: 8%}]"]
 # The fastest fabric scenario (about 0.1 s; incast.yaml takes about 0.3 s, permutation.yaml 0.7 s).
 VICTIM = SOURCE / "scenarios" / "fabric" / "victim.yaml"
+COLLECTIVES = SOURCE / "scenarios" / "collectives" / "leaf_spine_16.yaml"
 
 
 def lockstep(*args, cwd=None):
@@ -266,6 +267,54 @@ class BadInput(CliTestCase):
         self.assert_exit(result, 2)
         self.assertIn("missing.yaml", result.stderr)
         self.assertEqual(list(self.dir.iterdir()), [])
+
+
+class NcclTests(CliTestCase):
+    """`lockstep nccl-tests`: nccl-tests' table on stdout, for scripts that split it on spaces."""
+
+    def test_prints_a_row_per_size_with_nccl_tests_columns_and_closing_lines(self):
+        out = self.dir / "sweep.h5"
+        result = lockstep("nccl-tests", "all_reduce", COLLECTIVES, "-b", "8", "-e", "8M", "-f", "8",
+                          "-o", out)
+        self.assert_exit(result, 0)
+        lines = result.stdout.splitlines()
+        comments = [line for line in lines if line.startswith("#")]
+        rows = [line.split() for line in lines if not line.startswith("#")]
+        self.assertEqual([int(r[0]) for r in rows], [8, 64, 512, 4096, 32768, 262144, 2097152])
+        for r in rows:
+            self.assertEqual(len(r), 13)
+            self.assertEqual(r[1:5], [str(int(r[0]) // 4), "float", "sum", "-1"])
+            self.assertEqual(r[5:9], r[9:13])  # in-place as out-of-place
+            self.assertAlmostEqual(float(r[7]), float(r[6]) * 2 * 15 / 16, delta=0.011)
+        # Bandwidth-bound at 2 MiB: the bus bandwidth nears the links' goodput (11.1 GB/s).
+        self.assertGreater(float(rows[-1][7]), 8.0)
+        self.assertLess(float(rows[-1][7]), 11.1)
+        self.assertIn("#       size         count      type   redop    root     time   algbw   busbw "
+                      "#wrong     time   algbw   busbw #wrong", comments)
+        self.assertIn("# Out of bounds values : 0 OK", comments)
+        average = [c for c in comments if c.startswith("# Avg bus bandwidth    : ")]
+        self.assertEqual(len(average), 1)
+        self.assertAlmostEqual(float(average[0].split(":")[1]),
+                               sum(float(r[7]) for r in rows) / len(rows), delta=0.01)
+        self.assertTrue(out.is_file())
+
+    def test_bad_arguments_are_refused_before_anything_runs(self):
+        for args, message in [(["allreduce", COLLECTIVES], "unknown collective 'allreduce'"),
+                              (["all_reduce", COLLECTIVES, "-b", "8M", "-e", "1M"], "-e 1M"),
+                              (["all_reduce", COLLECTIVES, "-f", "1"], "-f 1"),
+                              (["all_reduce"], "give a SCENARIO"),
+                              (["all_reduce", DEFAULT_SCENARIO], "needs a `network`")]:
+            result = lockstep("nccl-tests", *args, "-o", self.dir / "bad.h5")
+            self.assert_exit(result, 2)
+            self.assertIn(message, result.stderr)
+            self.assertFalse((self.dir / "bad.h5").exists())
+
+    def test_run_explains_that_a_network_without_traffic_is_for_collectives(self):
+        result = lockstep("run", COLLECTIVES, "-o", self.dir / "none.h5")
+        self.assert_exit(result, 2)
+        self.assertIn("a `network` without `traffic`", result.stderr)
+        self.assertIn("nccl-tests", result.stderr)
+        self.assertFalse((self.dir / "none.h5").exists())
 
 
 class Interrupt(CliTestCase):

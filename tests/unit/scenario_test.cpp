@@ -44,7 +44,8 @@ using Lines = std::vector<std::string>;
 
 TEST_CASE("an empty scenario has nothing to run") {
   CHECK(problems("") ==
-        Lines{"s.yaml: nothing to run: add a `job` section, or `network` and `traffic`"});
+        Lines{"s.yaml: nothing to run: add a `job` section, or a `network` (with `traffic` to play "
+              "on it)"});
 }
 
 TEST_CASE("a job given empty takes every default") {

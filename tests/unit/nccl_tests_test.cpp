@@ -1,0 +1,69 @@
+// nccl-tests' input and output conventions, which users' scripts depend on.
+#include "models/collective/nccl_tests.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+namespace lockstep {
+namespace {
+
+using namespace nccl_tests;
+
+TEST_CASE("sizes read as nccl-tests reads them: bytes, or K, M, G in powers of 1024") {
+  CHECK(parse_size("8") == Bytes(8));
+  CHECK(parse_size("128K") == Bytes(131'072));
+  CHECK(parse_size("1M") == Bytes(1'048'576));
+  CHECK(parse_size("8G") == Bytes(8'589'934'592));
+  CHECK_FALSE(parse_size(""));
+  CHECK_FALSE(parse_size("-8"));
+  CHECK_FALSE(parse_size("8GB"));
+  CHECK_FALSE(parse_size("1.5M"));
+  CHECK_FALSE(parse_size("99999999999G"));
+}
+
+TEST_CASE("the sweep multiplies from -b by -f and stops at -e") {
+  CHECK(size_sweep(Bytes(8), Bytes(128), 2) ==
+        std::vector<Bytes>{Bytes(8), Bytes(16), Bytes(32), Bytes(64), Bytes(128)});
+  CHECK(size_sweep(Bytes(8), Bytes(100), 4) == std::vector<Bytes>{Bytes(8), Bytes(32)});
+  CHECK(size_sweep(Bytes(32), Bytes(32), 2) == std::vector<Bytes>{Bytes(32)});
+}
+
+TEST_CASE("counts are floats, per rank for the gathering and scattering operations") {
+  CHECK(shape(CollectiveOp::kAllReduce, Bytes(1'000'003), 8).size == Bytes(1'000'000));
+  CHECK(shape(CollectiveOp::kAllReduce, Bytes(1'000'003), 8).count == 250'000);
+  CHECK(shape(CollectiveOp::kAllGather, Bytes(1'000), 8).size == Bytes(992));
+  CHECK(shape(CollectiveOp::kAllGather, Bytes(1'000), 8).count == 31);
+  CHECK(redop(CollectiveOp::kReduceScatter) == "sum");
+  CHECK(redop(CollectiveOp::kAllToAll) == "none");
+}
+
+// 1 GiB all-reduce on 8 ranks in 5 ms: algbw 214.75 GB/s, busbw x 1.75 = 375.81 GB/s.
+TEST_CASE("a row has nccl-tests' columns, widths and bandwidths") {
+  const Shape s = shape(CollectiveOp::kAllReduce, Bytes(1'073'741'824), 8);
+  const std::string line =
+      row(CollectiveOp::kAllReduce, s, 8, Duration::us(5'000), Duration::us(5'000));
+  CHECK(line ==
+        "  1073741824     268435456     float     sum      -1   5000.0  214.75  375.81    N/A   "
+        "5000.0  214.75  375.81    N/A");
+  CHECK(line.size() == 116);
+  CHECK(row(CollectiveOp::kSendRecv, shape(CollectiveOp::kSendRecv, Bytes(8), 2), 2,
+            Duration::ps(12'345'678), Duration::ps(12'345'678))
+            .find("    12.35    0.00    0.00") != std::string::npos);
+  CHECK(row(CollectiveOp::kAllReduce, s, 8, Duration::ms(20), Duration::ms(20)).find("  20000  ") !=
+        std::string::npos);
+  const std::vector<std::string> header = header_lines();
+  REQUIRE(header.size() == 3);
+  CHECK(header[1] ==
+        "#       size         count      type   redop    root     time   algbw   busbw "
+        "#wrong     time   algbw   busbw #wrong");
+  CHECK(header[0].find("out-of-place") == 63);
+  CHECK(header[0].find("in-place") == 98);
+  for (const std::string& header_line : header) CHECK(header_line.size() == 116);
+  CHECK(closing_lines(375.81) == std::vector<std::string>{"# Out of bounds values : 0 OK",
+                                                          "# Avg bus bandwidth    : 375.81 "});
+}
+
+}  // namespace
+}  // namespace lockstep
