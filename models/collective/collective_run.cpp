@@ -17,23 +17,31 @@ std::int32_t modulo(std::int32_t value, std::int32_t n) { return ((value % n) + 
 
 }  // namespace
 
-CollectiveRun::CollectiveRun(Simulator& sim, Network& network, std::vector<std::int32_t> ring,
-                             CollectiveOp op, Bytes size, CollectiveOptions options)
+CollectiveRun::CollectiveRun(Simulator& sim, Network& network,
+                             std::vector<std::vector<std::int32_t>> rings, CollectiveOp op,
+                             Bytes size, std::uint32_t first_queue_pair)
     : sim_(sim),
       network_(network),
-      ring_(std::move(ring)),
+      rings_(std::move(rings)),
       op_(op),
       size_(size),
-      options_(options) {
-  if (ring_.empty()) throw std::invalid_argument("a collective needs at least one rank");
-  if (options_.channels < 1) throw std::invalid_argument("a collective needs at least one channel");
+      first_queue_pair_(first_queue_pair) {
+  if (rings_.empty()) throw std::invalid_argument("a collective needs at least one channel");
+  if (rings_[0].empty()) throw std::invalid_argument("a collective needs at least one rank");
   if (size_ < Bytes(0)) throw std::invalid_argument("a collective's size cannot be negative");
-  std::vector<std::int32_t> sorted = ring_;
-  std::sort(sorted.begin(), sorted.end());
-  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+  std::vector<std::int32_t> members = rings_[0];
+  std::sort(members.begin(), members.end());
+  if (std::adjacent_find(members.begin(), members.end()) != members.end()) {
     throw std::invalid_argument("a rank appears twice in the collective's ring");
   }
-  for (const std::int32_t endpoint : ring_) {
+  for (const std::vector<std::int32_t>& ring : rings_) {
+    std::vector<std::int32_t> sorted = ring;
+    std::sort(sorted.begin(), sorted.end());
+    if (sorted != members) {
+      throw std::invalid_argument("every channel's ring must hold the same ranks");
+    }
+  }
+  for (const std::int32_t endpoint : members) {
     if (endpoint < 0 || endpoint >= network_.endpoint_count()) {
       throw std::invalid_argument("rank on endpoint " + std::to_string(endpoint) +
                                   ", which the network does not have");
@@ -44,7 +52,7 @@ CollectiveRun::CollectiveRun(Simulator& sim, Network& network, std::vector<std::
     const std::int64_t per_channel = op_ == CollectiveOp::kAllToAll
                                          ? n * (n - 1)
                                          : n * (op_ == CollectiveOp::kSendRecv ? 1 : ring_steps());
-    transfers_ = per_channel * options_.channels;
+    transfers_ = per_channel * channels();
   }
 }
 
@@ -53,7 +61,7 @@ std::int32_t CollectiveRun::ring_steps() const {
 }
 
 Bytes CollectiveRun::chunk(std::int32_t channel, std::int32_t index) const {
-  return share(share(size_, options_.channels, channel), ranks(), index);
+  return share(share(size_, channels(), channel), ranks(), index);
 }
 
 void CollectiveRun::start() {
@@ -61,7 +69,7 @@ void CollectiveRun::start() {
   finished_at_ = sim_.now();
   const std::int32_t n = ranks();
   if (n == 1) return;
-  for (std::int32_t c = 0; c < options_.channels; ++c) {
+  for (std::int32_t c = 0; c < channels(); ++c) {
     for (std::int32_t r = 0; r < n; ++r) {
       switch (op_) {
         case CollectiveOp::kAllReduce:
@@ -75,7 +83,7 @@ void CollectiveRun::start() {
           }
           break;
         case CollectiveOp::kSendRecv:
-          send(c, r, (r + 1) % n, 0, share(size_, options_.channels, c));
+          send(c, r, (r + 1) % n, 0, share(size_, channels(), c));
           break;
       }
     }
@@ -84,9 +92,10 @@ void CollectiveRun::start() {
 
 void CollectiveRun::send(std::int32_t channel, std::int32_t sender, std::int32_t receiver,
                          std::int32_t step, Bytes size) {
+  const std::vector<std::int32_t>& ring = rings_[static_cast<std::size_t>(channel)];
   const std::uint64_t id = network_.send(
-      ring_[static_cast<std::size_t>(sender)], ring_[static_cast<std::size_t>(receiver)], size,
-      options_.first_queue_pair + static_cast<std::uint32_t>(channel), *this);
+      ring[static_cast<std::size_t>(sender)], ring[static_cast<std::size_t>(receiver)], size,
+      first_queue_pair_ + static_cast<std::uint32_t>(channel), *this);
   in_flight_.emplace(id, Transfer{channel, sender, step});
 }
 

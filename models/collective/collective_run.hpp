@@ -3,7 +3,8 @@
 // ECMP collisions, a slow or misplaced NIC. Ranks are endpoints; the order given is the ring.
 //
 // Algorithms (Thakur, Rabenseifner and Gropp, IJHPCA 2005; NCCL's ring): the data is split evenly
-// over `channels` independent rings (NCCL's channels, one queue pair each), and a channel's share
+// over channels (NCCL's channels: independent rings, one queue pair each, each with its own order
+// of the ranks, so that channels can leave a node through different NICs), and a channel's share
 // into n chunks.
 // - all-reduce: 2(n-1) steps, reduce-scatter then all-gather; at step k rank r sends chunk
 //   (r - k) mod n to the next rank, and sends step k + 1 the moment step k's chunk from the
@@ -30,17 +31,13 @@
 
 namespace lockstep {
 
-struct CollectiveOptions {
-  std::int32_t channels = 1;
-  std::uint32_t first_queue_pair = 0;  // channel c uses queue pair first_queue_pair + c
-};
-
 class CollectiveRun final : public MessageListener {
  public:
-  // `ring` lists distinct endpoints of `network`, at least one. Throws std::invalid_argument
-  // otherwise, or for fewer than one channel.
-  CollectiveRun(Simulator& sim, Network& network, std::vector<std::int32_t> ring, CollectiveOp op,
-                Bytes size, CollectiveOptions options = {});
+  // One ring per channel: each lists the same distinct endpoints of `network` (at least one) in
+  // that channel's order; channel c uses queue pair first_queue_pair + c. Throws
+  // std::invalid_argument otherwise, or without a ring.
+  CollectiveRun(Simulator& sim, Network& network, std::vector<std::vector<std::int32_t>> rings,
+                CollectiveOp op, Bytes size, std::uint32_t first_queue_pair = 0);
   CollectiveRun(const CollectiveRun&) = delete;
   CollectiveRun& operator=(const CollectiveRun&) = delete;
 
@@ -62,7 +59,8 @@ class CollectiveRun final : public MessageListener {
     std::int32_t step = 0;
   };
 
-  [[nodiscard]] std::int32_t ranks() const { return static_cast<std::int32_t>(ring_.size()); }
+  [[nodiscard]] std::int32_t ranks() const { return static_cast<std::int32_t>(rings_[0].size()); }
+  [[nodiscard]] std::int32_t channels() const { return static_cast<std::int32_t>(rings_.size()); }
   [[nodiscard]] std::int32_t ring_steps() const;
   [[nodiscard]] Bytes chunk(std::int32_t channel, std::int32_t index) const;
   void send(std::int32_t channel, std::int32_t sender, std::int32_t receiver, std::int32_t step,
@@ -71,10 +69,10 @@ class CollectiveRun final : public MessageListener {
 
   Simulator& sim_;
   Network& network_;
-  std::vector<std::int32_t> ring_;
+  std::vector<std::vector<std::int32_t>> rings_;
   CollectiveOp op_;
   Bytes size_;
-  CollectiveOptions options_;
+  std::uint32_t first_queue_pair_;
   std::unordered_map<std::uint64_t, Transfer>
       in_flight_;  // by message id; looked up, never iterated
   std::int64_t transfers_ = 0;

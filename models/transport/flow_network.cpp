@@ -178,7 +178,10 @@ void FlowNetwork::start_sending(QueuePair& qp) {
   std::vector<MaxMinSolver::Use> uses;
   uses.reserve(qp.links.size() + qp.reverse_links.size());
   for (const std::int32_t link : qp.links) uses.push_back({link, 1.0});
-  for (const std::int32_t link : qp.reverse_links) uses.push_back({link, ack_weight});
+  // Without acknowledgement frames (NVLink), the reverse path carries nothing.
+  if (ack_weight > 0.0) {
+    for (const std::int32_t link : qp.reverse_links) uses.push_back({link, ack_weight});
+  }
   qp.flow = solver_.add_flow(uses, qp.cap_bps);
   const auto slot = static_cast<std::size_t>(qp.flow);
   if (queue_pair_of_flow_.size() <= slot) queue_pair_of_flow_.resize(slot + 1);

@@ -20,8 +20,9 @@ constexpr const char* kUsage =
     "  validate SCENARIO... [--set key=value]... [--resolved]\n"
     "                      check scenarios without running them\n"
     "  keys                list every scenario key with its type and default\n"
-    "  nccl-tests OP SCENARIO [-b MIN] [-e MAX] [-f FACTOR] [--channels N] [-o OUT.h5]\n"
-    "                      nccl-tests' sweep of a collective over a scenario's network\n"
+    "  nccl-tests OP (SCENARIO | --nodes N [--preset P]) [-b MIN] [-e MAX] [-f FACTOR]\n"
+    "                      nccl-tests' sweep of a collective over a scenario's network or\n"
+    "                      over GPU servers\n"
     "\n"
     "  lockstep <command> --help    options of one command\n"
     "  lockstep --version           version\n";

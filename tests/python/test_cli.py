@@ -302,8 +302,32 @@ class NcclTests(CliTestCase):
         for args, message in [(["allreduce", COLLECTIVES], "unknown collective 'allreduce'"),
                               (["all_reduce", COLLECTIVES, "-b", "8M", "-e", "1M"], "-e 1M"),
                               (["all_reduce", COLLECTIVES, "-f", "1"], "-f 1"),
-                              (["all_reduce"], "give a SCENARIO"),
+                              (["all_reduce"], "give a SCENARIO or --nodes"),
                               (["all_reduce", DEFAULT_SCENARIO], "needs a `network`")]:
+            result = lockstep("nccl-tests", *args, "-o", self.dir / "bad.h5")
+            self.assert_exit(result, 2)
+            self.assertIn(message, result.stderr)
+            self.assertFalse((self.dir / "bad.h5").exists())
+
+    def test_runs_on_gpu_servers_of_a_preset_with_nvlink_inside_and_nics_between(self):
+        out = self.dir / "servers.h5"
+        result = lockstep("nccl-tests", "all_reduce", "--nodes", "2", "--preset", "dgx-h100",
+                          "-b", "1G", "-e", "1G", "-o", out)
+        self.assert_exit(result, 0)
+        self.assertIn("# lockstep nccl-tests all_reduce: 16 ranks on 2 x dgx-h100 (8 GPUs each), "
+                      "fabric at flow level, 8 channel(s)", result.stdout.splitlines())
+        rows = [line.split() for line in result.stdout.splitlines() if not line.startswith("#")]
+        self.assertEqual(len(rows), 1)
+        # Eight 400 Gb/s NICs per node bound the ring: NCCL reaches 8 x 47 GB/s (reference.md).
+        self.assertAlmostEqual(float(rows[0][7]), 8 * 47, delta=8 * 47 * 0.10)
+        self.assertRegex(la.meta(out)["scenario"], r"(?m)^    kind: rail_optimized$")
+        self.assertEqual(la.meta(out)["scenario_file"], "--nodes 2 --preset dgx-h100")
+
+    def test_servers_and_a_scenario_exclude_each_other_and_presets_are_checked(self):
+        for args, message in [(["all_reduce", COLLECTIVES, "--nodes", "2"], "not both"),
+                              (["all_reduce", "--nodes", "2", "--preset", "dgx-b300"],
+                               "--preset dgx-b300: not a preset"),
+                              (["all_reduce", "--nodes", "0"], "--nodes must be at least 1")]:
             result = lockstep("nccl-tests", *args, "-o", self.dir / "bad.h5")
             self.assert_exit(result, 2)
             self.assertIn(message, result.stderr)

@@ -26,10 +26,11 @@ Topology star(std::int32_t hosts) {
   return build_explicit(hosts, {{"sw", Bytes(32'000'000)}}, cables);
 }
 
-std::vector<std::int32_t> first_ranks(std::int32_t n) {
+// `channels` rings of endpoints 0..n-1 in order.
+std::vector<std::vector<std::int32_t>> first_ranks(std::int32_t n, std::int32_t channels = 1) {
   std::vector<std::int32_t> ring;
   for (std::int32_t r = 0; r < n; ++r) ring.push_back(r);
-  return ring;
+  return std::vector<std::vector<std::int32_t>>(static_cast<std::size_t>(channels), ring);
 }
 
 enum class Backend { kPacket, kFlow };
@@ -47,8 +48,8 @@ struct Fabric {
     }
   }
   // Runs one collective to the end and returns how long it took.
-  Duration run(CollectiveOp op, Bytes size, std::int32_t ranks, CollectiveOptions options = {}) {
-    CollectiveRun collective(sim, *network, first_ranks(ranks), op, size, options);
+  Duration run(CollectiveOp op, Bytes size, std::int32_t ranks) {
+    CollectiveRun collective(sim, *network, first_ranks(ranks), op, size);
     collective.start();
     (void)sim.run();
     REQUIRE(collective.finished());
@@ -102,8 +103,7 @@ TEST_CASE("a ring all-reduce on a non-blocking fabric takes the alpha-beta time 
 TEST_CASE("each operation sends the messages its algorithm needs") {
   Fabric fabric(star(4), Backend::kFlow);
   auto transfers = [&](CollectiveOp op, std::int32_t channels) {
-    CollectiveRun run(fabric.sim, *fabric.network, first_ranks(4), op, Bytes(4'000),
-                      CollectiveOptions{channels, 0});
+    CollectiveRun run(fabric.sim, *fabric.network, first_ranks(4, channels), op, Bytes(4'000));
     run.start();
     (void)fabric.sim.run();
     CHECK(run.finished());
@@ -115,14 +115,19 @@ TEST_CASE("each operation sends the messages its algorithm needs") {
   CHECK(transfers(CollectiveOp::kAllGather, 1) == 4 * 3);
   CHECK(transfers(CollectiveOp::kAllToAll, 1) == 4 * 3);
   CHECK(transfers(CollectiveOp::kSendRecv, 1) == 4);
-  CollectiveRun alone(fabric.sim, *fabric.network, {2}, CollectiveOp::kAllReduce, Bytes(4'000));
+  CollectiveRun alone(fabric.sim, *fabric.network, {{2}}, CollectiveOp::kAllReduce, Bytes(4'000));
   alone.start();
   CHECK(alone.finished());
   CHECK(alone.transfers() == 0);
+  using Rings = std::vector<std::vector<std::int32_t>>;
+  CHECK_THROWS(CollectiveRun(fabric.sim, *fabric.network, Rings{{0, 0}}, CollectiveOp::kAllReduce,
+                             Bytes(1)));
+  CHECK_THROWS(CollectiveRun(fabric.sim, *fabric.network, Rings{{0, 9}}, CollectiveOp::kAllReduce,
+                             Bytes(1)));
+  CHECK_THROWS(CollectiveRun(fabric.sim, *fabric.network, Rings{{0, 1}, {0, 2}},
+                             CollectiveOp::kAllReduce, Bytes(1)));
   CHECK_THROWS(
-      CollectiveRun(fabric.sim, *fabric.network, {0, 0}, CollectiveOp::kAllReduce, Bytes(1)));
-  CHECK_THROWS(
-      CollectiveRun(fabric.sim, *fabric.network, {0, 9}, CollectiveOp::kAllReduce, Bytes(1)));
+      CollectiveRun(fabric.sim, *fabric.network, Rings{}, CollectiveOp::kAllReduce, Bytes(1)));
 }
 
 // One host link at a quarter of the rate: every step waits for the chunk that crosses it, so the

@@ -1,0 +1,33 @@
+// GPU server presets (DGX/HGX A100, H100, H200) with the figures the node model uses, from
+// reference.md section 1: GPUs per node, the NVLink bandwidth per GPU and direction that NCCL
+// achieves (NCCL's own per-link figure times links: SM80 12 x 20.0 GB/s, SM90 18 x 20.6 GB/s, in
+// NVIDIA/nccl src/graph/topo.h; the line rate is 25 GB/s per link), the latency of a transfer
+// through the NVSwitch, and one NIC per GPU with its line rate. Left out for now: PCIe switches,
+// CPU sockets and NUMA placement of NICs, GPU compute (the GPU model adds them).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/core/bit_rate.hpp"
+#include "sim/core/time.hpp"
+
+namespace lockstep {
+
+struct NodePreset {
+  std::string name;  // "dgx-h100"
+  std::int32_t gpus = 8;
+  BitRate nvlink_bandwidth;  // per GPU and direction, as NCCL's Simple protocol achieves it
+  // Per NVLink hop (GPU to NVSwitch, NVSwitch to GPU): half of NCCL's NVLink per-step latency
+  // for its LL protocol, 0.6 us (NVIDIA/nccl src/graph/tuning.cc, reference.md section 3).
+  Duration nvlink_hop_latency;
+  BitRate nic_rate;  // per NIC, one NIC per GPU
+};
+
+[[nodiscard]] const std::vector<NodePreset>& node_presets();
+[[nodiscard]] std::optional<NodePreset> node_preset(std::string_view name);
+
+}  // namespace lockstep

@@ -1,0 +1,126 @@
+// GPU servers: NVLink inside a node, one NIC per GPU outside, NCCL's rail-aligned channel rings,
+// and the bus bandwidths NCCL reaches on DGX H100 systems (reference.md section 1).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "completions.hpp"
+#include "memory_backend.hpp"
+#include "models/collective/channel_rings.hpp"
+#include "models/collective/collective_run.hpp"
+#include "models/fabric/rail_optimized.hpp"
+#include "models/node/cluster_network.hpp"
+#include "models/node/node_preset.hpp"
+#include "models/node/nvlink_domain.hpp"
+#include "models/transport/flow_network.hpp"
+
+namespace lockstep {
+namespace {
+
+// `nodes` DGX H100 servers at flow level: NVLink domains, and a rail-optimized fabric of 400 Gb/s
+// NICs with a spine per rail, NCCL's 4096 B MTU.
+struct H100Cluster {
+  explicit H100Cluster(std::int32_t node_count)
+      : nodes(node_count),
+        preset(*node_preset("dgx-h100")),
+        nvlink_topology(build_nvlink_domains(nodes, preset)),
+        fabric_topology(build_rail_optimized(RailOptimizedSpec{nodes,
+                                                               preset.gpus,
+                                                               0,
+                                                               nodes > 1 ? preset.gpus : 0,
+                                                               nodes > 1 ? preset.gpus : 0,
+                                                               {preset.nic_rate, Duration::us(1)},
+                                                               {preset.nic_rate, Duration::us(1)},
+                                                               Bytes(32'000'000)})) {
+    nvlink_config.header = Bytes(0);
+    nvlink_config.control_frame = Bytes(0);
+    fabric_config.payload_per_packet = Bytes(4096);
+    nvlink = std::make_unique<FlowNetwork>(sim, nvlink_routing, nvlink_config, 1, output);
+    fabric = std::make_unique<FlowNetwork>(sim, fabric_routing, fabric_config, 1, output);
+    cluster = std::make_unique<ClusterNetwork>(*nvlink, *fabric, preset.gpus);
+  }
+
+  // busbw in GB/s of a ring all-reduce of `size` over every GPU, one channel per GPU of a node.
+  double all_reduce_busbw(Bytes size) {
+    CollectiveRun run(sim, *cluster, rail_aligned_rings(nodes, preset.gpus, preset.gpus),
+                      CollectiveOp::kAllReduce, size);
+    run.start();
+    (void)sim.run();
+    REQUIRE(run.finished());
+    const double seconds = static_cast<double>((run.finished_at() - run.started_at()).ps()) * 1e-12;
+    const std::int64_t ranks = std::int64_t{nodes} * preset.gpus;
+    return static_cast<double>(size.count()) / seconds * 1e-9 *
+           bus_bandwidth_factor(CollectiveOp::kAllReduce, ranks);
+  }
+
+  std::int32_t nodes;
+  NodePreset preset;
+  Simulator sim;
+  testing::MemoryBackend output;
+  Topology nvlink_topology;
+  Routing nvlink_routing{nvlink_topology};
+  Topology fabric_topology;
+  Routing fabric_routing{fabric_topology};
+  FlowNetworkConfig nvlink_config;
+  FlowNetworkConfig fabric_config;
+  std::unique_ptr<FlowNetwork> nvlink;
+  std::unique_ptr<FlowNetwork> fabric;
+  std::unique_ptr<ClusterNetwork> cluster;
+};
+
+TEST_CASE("rail-aligned rings cross between nodes on one rail, each channel on its own NICs") {
+  const std::vector<std::vector<std::int32_t>> rings = rail_aligned_rings(2, 8, 8);
+  REQUIRE(rings.size() == 8);
+  std::vector<std::int32_t> exits;  // the GPU (and NIC) through which each channel leaves node 0
+  for (const std::vector<std::int32_t>& ring : rings) {
+    std::vector<std::int32_t> sorted = ring;
+    std::sort(sorted.begin(), sorted.end());
+    for (std::int32_t r = 0; r < 16; ++r) CHECK(sorted[static_cast<std::size_t>(r)] == r);
+    for (std::size_t i = 0; i < ring.size(); ++i) {
+      const std::int32_t from = ring[i];
+      const std::int32_t to = ring[(i + 1) % ring.size()];
+      if (from / 8 != to / 8) {
+        CHECK(from % 8 == to % 8);  // same rail
+        if (from / 8 == 0) exits.push_back(from % 8);
+      }
+    }
+  }
+  std::sort(exits.begin(), exits.end());
+  CHECK(exits == std::vector<std::int32_t>{0, 1, 2, 3, 4, 5, 6, 7});
+}
+
+TEST_CASE("messages inside a node take NVLink, between nodes the NICs, under one id space") {
+  H100Cluster c(2);
+  testing::Completions done;
+  const std::uint64_t inside = c.cluster->send(1, 2, Bytes(46'350'000), 0, done);
+  const std::uint64_t across = c.cluster->send(1, 9, Bytes(46'350'000), 0, done);
+  CHECK(inside != across);
+  (void)c.sim.run();
+  REQUIRE(done.done.size() == 2);
+  // 46.35 MB: 125 us at NVLink's 370.8 GB/s, about 1 ms at a 400 Gb/s NIC.
+  const auto& first = done.done[0];
+  CHECK(first.first.id == inside);
+  CHECK((first.second.delivered - first.second.submitted).ps() ==
+        doctest::Approx(125e6 + 0.6e6).epsilon(0.001));
+  CHECK(done.done[1].first.id == across);
+  CHECK((done.done[1].second.delivered - done.done[1].second.submitted).ps() > 900e6);
+}
+
+// reference.md: NCCL's ring all-reduce on 8 x H100 reaches ~370 GB/s busbw at 1 GiB and above.
+TEST_CASE("8 x H100 in one node: ring all-reduce busbw within 5% of NCCL's 370 GB/s") {
+  H100Cluster c(1);
+  CHECK(c.all_reduce_busbw(Bytes(std::int64_t{1} << 30)) == doctest::Approx(370.0).epsilon(0.05));
+}
+
+// reference.md: NCCL reaches 46-48 GB/s per 400 Gb/s NIC, so 8 NICs give ~8 x 47 GB/s busbw on two
+// nodes, whose rings are bound by the NICs (NVLink is eight times faster).
+TEST_CASE("2 x 8 H100 on 8 rails: ring all-reduce busbw within 10% of 8 x 47 GB/s") {
+  H100Cluster c(2);
+  CHECK(c.all_reduce_busbw(Bytes(std::int64_t{1} << 30)) ==
+        doctest::Approx(8 * 47.0).epsilon(0.10));
+}
+
+}  // namespace
+}  // namespace lockstep
