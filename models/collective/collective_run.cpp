@@ -1,6 +1,7 @@
 #include "models/collective/collective_run.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -19,13 +20,19 @@ std::int32_t modulo(std::int32_t value, std::int32_t n) { return ((value % n) + 
 
 CollectiveRun::CollectiveRun(Simulator& sim, Network& network,
                              std::vector<std::vector<std::int32_t>> rings, CollectiveOp op,
-                             Bytes size, std::uint32_t first_queue_pair)
+                             Bytes size, std::optional<ProtocolOverheads> overheads,
+                             std::uint32_t first_queue_pair)
     : sim_(sim),
       network_(network),
       rings_(std::move(rings)),
       op_(op),
       size_(size),
+      overheads_(overheads),
+      cost_(overheads ? protocol_cost(overheads->protocol, NcclAlgorithm::kRing) : ProtocolCost{}),
       first_queue_pair_(first_queue_pair) {
+  if (overheads_ && overheads_->gpus_per_node < 1) {
+    throw std::invalid_argument("a node holds at least one GPU");
+  }
   if (rings_.empty()) throw std::invalid_argument("a collective needs at least one channel");
   if (rings_[0].empty()) throw std::invalid_argument("a collective needs at least one rank");
   if (size_ < Bytes(0)) throw std::invalid_argument("a collective's size cannot be negative");
@@ -67,8 +74,16 @@ Bytes CollectiveRun::chunk(std::int32_t channel, std::int32_t index) const {
 void CollectiveRun::start() {
   started_at_ = sim_.now();
   finished_at_ = sim_.now();
+  if (ranks() == 1) return;
+  if (cost_.base_latency > Duration()) {
+    sim_.schedule<&CollectiveRun::launch>(sim_.now() + cost_.base_latency, this);
+  } else {
+    launch();
+  }
+}
+
+void CollectiveRun::launch() {
   const std::int32_t n = ranks();
-  if (n == 1) return;
   for (std::int32_t c = 0; c < channels(); ++c) {
     for (std::int32_t r = 0; r < n; ++r) {
       switch (op_) {
@@ -93,8 +108,13 @@ void CollectiveRun::start() {
 void CollectiveRun::send(std::int32_t channel, std::int32_t sender, std::int32_t receiver,
                          std::int32_t step, Bytes size) {
   const std::vector<std::int32_t>& ring = rings_[static_cast<std::size_t>(channel)];
+  // The protocol's flags travel with the data: LL moves twice the bytes.
+  const Bytes wire =
+      overheads_ ? Bytes(static_cast<std::int64_t>(
+                       std::ceil(static_cast<double>(size.count()) / cost_.data_per_wire_byte)))
+                 : size;
   const std::uint64_t id = network_.send(
-      ring[static_cast<std::size_t>(sender)], ring[static_cast<std::size_t>(receiver)], size,
+      ring[static_cast<std::size_t>(sender)], ring[static_cast<std::size_t>(receiver)], wire,
       first_queue_pair_ + static_cast<std::uint32_t>(channel), *this);
   in_flight_.emplace(id, Transfer{channel, sender, step});
 }
@@ -104,17 +124,37 @@ void CollectiveRun::send_ring_step(std::int32_t channel, std::int32_t sender, st
   send(channel, sender, (sender + 1) % n, step, chunk(channel, modulo(sender - step, n)));
 }
 
+Duration CollectiveRun::step_latency(std::int32_t from, std::int32_t to) const {
+  if (!overheads_) return Duration();
+  const bool same_node = from / overheads_->gpus_per_node == to / overheads_->gpus_per_node;
+  return same_node ? cost_.nvlink_step : cost_.network_step;
+}
+
 void CollectiveRun::on_message_delivered(const Message& message, Time delivered) {
   const auto it = in_flight_.find(message.id);
   const Transfer transfer = it->second;
   in_flight_.erase(it);
   ++delivered_;
-  finished_at_ = std::max(finished_at_, delivered);
+  const Time ready = delivered + step_latency(message.source, message.destination);
+  finished_at_ = std::max(finished_at_, ready);
   const bool ring = op_ == CollectiveOp::kAllReduce || op_ == CollectiveOp::kReduceScatter ||
                     op_ == CollectiveOp::kAllGather;
-  if (ring && transfer.step + 1 < ring_steps()) {
-    send_ring_step(transfer.channel, (transfer.sender + 1) % ranks(), transfer.step + 1);
+  if (!ring || transfer.step + 1 >= ring_steps()) return;
+  const std::uint64_t next = (static_cast<std::uint64_t>(transfer.channel) << 48) |
+                             (static_cast<std::uint64_t>((transfer.sender + 1) % ranks()) << 24) |
+                             static_cast<std::uint64_t>(transfer.step + 1);
+  if (ready == delivered) {
+    send_packed_step(next);
+  } else {
+    sim_.schedule<&CollectiveRun::send_packed_step>(ready, this, next);
   }
+}
+
+void CollectiveRun::send_packed_step(std::uint64_t packed) {
+  constexpr std::uint64_t kMask24 = (std::uint64_t{1} << 24) - 1;
+  send_ring_step(static_cast<std::int32_t>(packed >> 48),
+                 static_cast<std::int32_t>((packed >> 24) & kMask24),
+                 static_cast<std::int32_t>(packed & kMask24));
 }
 
 void CollectiveRun::on_message_complete(const Message& /*message*/, const MessageTimes& /*times*/) {

@@ -1,0 +1,62 @@
+#include "models/collective/nccl_protocol.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+namespace lockstep {
+namespace {
+
+bool same_ignoring_case(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+}  // namespace
+
+ProtocolCost protocol_cost(NcclProtocol protocol, NcclAlgorithm algorithm) {
+  const bool tree = algorithm == NcclAlgorithm::kTree;
+  switch (protocol) {
+    case NcclProtocol::kLL:
+      return {0.5, Duration::ns(tree ? 6'800 : 6'600), Duration(), Duration()};
+    case NcclProtocol::kLL128:
+      return {120.0 / 128.0, Duration::ns(14'000), Duration::ns(1'300), Duration::ns(1'300)};
+    case NcclProtocol::kSimple:
+      return {1.0, Duration::ns(8'400), Duration::ns(11'300), Duration::ns(2'800)};
+  }
+  return {};
+}
+
+std::string_view protocol_name(NcclProtocol protocol) {
+  switch (protocol) {
+    case NcclProtocol::kLL:
+      return "LL";
+    case NcclProtocol::kLL128:
+      return "LL128";
+    case NcclProtocol::kSimple:
+      return "Simple";
+  }
+  return "Simple";
+}
+
+std::optional<NcclProtocol> protocol_named(std::string_view name) {
+  for (const NcclProtocol p : {NcclProtocol::kLL, NcclProtocol::kLL128, NcclProtocol::kSimple}) {
+    if (same_ignoring_case(name, protocol_name(p))) return p;
+  }
+  return std::nullopt;
+}
+
+std::string_view algorithm_name(NcclAlgorithm algorithm) {
+  return algorithm == NcclAlgorithm::kTree ? "Tree" : "Ring";
+}
+
+std::optional<NcclAlgorithm> algorithm_named(std::string_view name) {
+  for (const NcclAlgorithm a : {NcclAlgorithm::kRing, NcclAlgorithm::kTree}) {
+    if (same_ignoring_case(name, algorithm_name(a))) return a;
+  }
+  return std::nullopt;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,39 @@
+// NCCL's three protocols as the costs they add to a collective, from NCCL's own tuning model
+// (NVIDIA/nccl src/graph/tuning.cc, figures in reference.md section 3):
+// - how many bytes move per byte of data: LL writes a 4-byte flag with every 4 bytes (1/2 of the
+//   wire is data), LL128 an 8-byte flag per 128-byte line (120/128), Simple none (1);
+// - a base latency per collective (us, LL / LL128 / Simple): ring 6.6 / 14.0 / 8.4, tree 6.8 /
+//   14.0 / 8.4;
+// - a latency per step: over the network 2.7 / 4.0 / 14.0 us, over NVLink 0.6 / 1.9 / 3.4 us.
+// The network model already carries every transfer over its links with their propagation and
+// serialization, which is what LL, the leanest protocol, costs on the wire; so a step adds the
+// protocol's per-step latency beyond LL's (network 0 / 1.3 / 11.3 us, NVLink 0 / 1.3 / 2.8 us).
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "sim/core/time.hpp"
+
+namespace lockstep {
+
+enum class NcclProtocol { kLL, kLL128, kSimple };
+enum class NcclAlgorithm { kRing, kTree };
+
+struct ProtocolCost {
+  double data_per_wire_byte = 1.0;
+  Duration base_latency;
+  Duration network_step;  // beyond the wire, per step whose transfer crossed the network
+  Duration nvlink_step;   // beyond the wire, per step whose transfer stayed inside a node
+};
+
+[[nodiscard]] ProtocolCost protocol_cost(NcclProtocol protocol, NcclAlgorithm algorithm);
+
+// NCCL's spellings, as NCCL_PROTO and NCCL_ALGO take them: "LL", "LL128", "Simple"; "Ring",
+// "Tree" (case-insensitive, as NCCL reads them).
+[[nodiscard]] std::string_view protocol_name(NcclProtocol protocol);
+[[nodiscard]] std::optional<NcclProtocol> protocol_named(std::string_view name);
+[[nodiscard]] std::string_view algorithm_name(NcclAlgorithm algorithm);
+[[nodiscard]] std::optional<NcclAlgorithm> algorithm_named(std::string_view name);
+
+}  // namespace lockstep
