@@ -22,17 +22,11 @@ CollectiveRun::CollectiveRun(Simulator& sim, Network& network,
                              std::vector<std::vector<std::int32_t>> rings, CollectiveOp op,
                              Bytes size, std::optional<ProtocolOverheads> overheads,
                              std::uint32_t first_queue_pair)
-    : sim_(sim),
-      network_(network),
+    : CollectiveAlgorithm(sim, network, overheads, NcclAlgorithm::kRing),
       rings_(std::move(rings)),
       op_(op),
       size_(size),
-      overheads_(overheads),
-      cost_(overheads ? protocol_cost(overheads->protocol, NcclAlgorithm::kRing) : ProtocolCost{}),
       first_queue_pair_(first_queue_pair) {
-  if (overheads_ && overheads_->gpus_per_node < 1) {
-    throw std::invalid_argument("a node holds at least one GPU");
-  }
   if (rings_.empty()) throw std::invalid_argument("a collective needs at least one channel");
   if (rings_[0].empty()) throw std::invalid_argument("a collective needs at least one rank");
   if (size_ < Bytes(0)) throw std::invalid_argument("a collective's size cannot be negative");
@@ -59,7 +53,7 @@ CollectiveRun::CollectiveRun(Simulator& sim, Network& network,
     const std::int64_t per_channel = op_ == CollectiveOp::kAllToAll
                                          ? n * (n - 1)
                                          : n * (op_ == CollectiveOp::kSendRecv ? 1 : ring_steps());
-    transfers_ = per_channel * channels();
+    expect_transfers(per_channel * channels());
   }
 }
 
@@ -69,17 +63,6 @@ std::int32_t CollectiveRun::ring_steps() const {
 
 Bytes CollectiveRun::chunk(std::int32_t channel, std::int32_t index) const {
   return share(share(size_, channels(), channel), ranks(), index);
-}
-
-void CollectiveRun::start() {
-  started_at_ = sim_.now();
-  finished_at_ = sim_.now();
-  if (ranks() == 1) return;
-  if (cost_.base_latency > Duration()) {
-    sim_.schedule<&CollectiveRun::launch>(sim_.now() + cost_.base_latency, this);
-  } else {
-    launch();
-  }
 }
 
 void CollectiveRun::launch() {
@@ -94,49 +77,36 @@ void CollectiveRun::launch() {
           break;
         case CollectiveOp::kAllToAll:
           for (std::int32_t q = 0; q < n; ++q) {
-            if (q != r) send(c, r, q, 0, chunk(c, q));
+            if (q != r) send_to(c, r, q, 0, chunk(c, q));
           }
           break;
         case CollectiveOp::kSendRecv:
-          send(c, r, (r + 1) % n, 0, share(size_, channels(), c));
+          send_to(c, r, (r + 1) % n, 0, share(size_, channels(), c));
           break;
       }
     }
   }
 }
 
-void CollectiveRun::send(std::int32_t channel, std::int32_t sender, std::int32_t receiver,
-                         std::int32_t step, Bytes size) {
+void CollectiveRun::send_to(std::int32_t channel, std::int32_t sender, std::int32_t receiver,
+                            std::int32_t step, Bytes size) {
   const std::vector<std::int32_t>& ring = rings_[static_cast<std::size_t>(channel)];
-  // The protocol's flags travel with the data: LL moves twice the bytes.
-  const Bytes wire =
-      overheads_ ? Bytes(static_cast<std::int64_t>(
-                       std::ceil(static_cast<double>(size.count()) / cost_.data_per_wire_byte)))
-                 : size;
-  const std::uint64_t id = network_.send(
-      ring[static_cast<std::size_t>(sender)], ring[static_cast<std::size_t>(receiver)], wire,
-      first_queue_pair_ + static_cast<std::uint32_t>(channel), *this);
+  const std::uint64_t id =
+      send(ring[static_cast<std::size_t>(sender)], ring[static_cast<std::size_t>(receiver)], size,
+           first_queue_pair_ + static_cast<std::uint32_t>(channel));
   in_flight_.emplace(id, Transfer{channel, sender, step});
 }
 
 void CollectiveRun::send_ring_step(std::int32_t channel, std::int32_t sender, std::int32_t step) {
   const std::int32_t n = ranks();
-  send(channel, sender, (sender + 1) % n, step, chunk(channel, modulo(sender - step, n)));
-}
-
-Duration CollectiveRun::step_latency(std::int32_t from, std::int32_t to) const {
-  if (!overheads_) return Duration();
-  const bool same_node = from / overheads_->gpus_per_node == to / overheads_->gpus_per_node;
-  return same_node ? cost_.nvlink_step : cost_.network_step;
+  send_to(channel, sender, (sender + 1) % n, step, chunk(channel, modulo(sender - step, n)));
 }
 
 void CollectiveRun::on_message_delivered(const Message& message, Time delivered) {
   const auto it = in_flight_.find(message.id);
   const Transfer transfer = it->second;
   in_flight_.erase(it);
-  ++delivered_;
-  const Time ready = delivered + step_latency(message.source, message.destination);
-  finished_at_ = std::max(finished_at_, ready);
+  const Time ready = noticed(message, delivered);
   const bool ring = op_ == CollectiveOp::kAllReduce || op_ == CollectiveOp::kReduceScatter ||
                     op_ == CollectiveOp::kAllGather;
   if (!ring || transfer.step + 1 >= ring_steps()) return;
@@ -155,10 +125,6 @@ void CollectiveRun::send_packed_step(std::uint64_t packed) {
   send_ring_step(static_cast<std::int32_t>(packed >> 48),
                  static_cast<std::int32_t>((packed >> 24) & kMask24),
                  static_cast<std::int32_t>(packed & kMask24));
-}
-
-void CollectiveRun::on_message_complete(const Message& /*message*/, const MessageTimes& /*times*/) {
-  // The next step waits for the data to arrive, not for the sender to hear of it.
 }
 
 }  // namespace lockstep

@@ -16,10 +16,7 @@
 // - send/recv: every rank sends S to the next rank.
 // The collective ends when the last chunk has arrived at its rank (delivery, not acknowledgement).
 //
-// With an NCCL protocol (nccl_protocol.hpp), the collective starts after the protocol's base
-// latency, every transfer moves the protocol's wire bytes (twice the data for LL), and every step
-// adds the protocol's step latency, NVLink's when both ranks share a node, the network's
-// otherwise. Without one, it is the bare transfers: what the fabric alone costs.
+// NCCL's protocol costs are charged as collective_algorithm.hpp says, with the ring's base latency.
 //
 // Which links a transfer takes is the Network's business: a ClusterNetwork carries transfers
 // inside a node over NVLink. It leaves out, for now: the reduction's compute and memory traffic
@@ -31,21 +28,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "models/collective/collective_algorithm.hpp"
 #include "models/collective/collective_op.hpp"
-#include "models/collective/nccl_protocol.hpp"
-#include "models/transport/network.hpp"
-#include "sim/core/simulator.hpp"
 
 namespace lockstep {
 
-// NCCL's costs on top of the transfers: its protocol, and which ranks share a node (endpoint /
-// gpus_per_node), whose steps pay NVLink's step latency rather than the network's.
-struct ProtocolOverheads {
-  NcclProtocol protocol = NcclProtocol::kSimple;
-  std::int32_t gpus_per_node = 1;
-};
-
-class CollectiveRun final : public MessageListener {
+class CollectiveRun final : public CollectiveAlgorithm {
  public:
   // One ring per channel: each lists the same distinct endpoints of `network` (at least one) in
   // that channel's order; channel c uses queue pair first_queue_pair + c. Throws
@@ -53,18 +41,7 @@ class CollectiveRun final : public MessageListener {
   CollectiveRun(Simulator& sim, Network& network, std::vector<std::vector<std::int32_t>> rings,
                 CollectiveOp op, Bytes size, std::optional<ProtocolOverheads> overheads = {},
                 std::uint32_t first_queue_pair = 0);
-  CollectiveRun(const CollectiveRun&) = delete;
-  CollectiveRun& operator=(const CollectiveRun&) = delete;
 
-  // Starts now: the first messages leave after the protocol's base latency. Call once.
-  void start();
-  [[nodiscard]] bool finished() const { return delivered_ == transfers_; }
-  [[nodiscard]] Time started_at() const { return started_at_; }
-  // When the last chunk arrived; valid once finished().
-  [[nodiscard]] Time finished_at() const { return finished_at_; }
-  [[nodiscard]] std::int64_t transfers() const { return transfers_; }
-
-  void on_message_complete(const Message& message, const MessageTimes& times) override;
   void on_message_delivered(const Message& message, Time delivered) override;
 
  private:
@@ -77,30 +54,20 @@ class CollectiveRun final : public MessageListener {
   [[nodiscard]] std::int32_t ranks() const { return static_cast<std::int32_t>(rings_[0].size()); }
   [[nodiscard]] std::int32_t channels() const { return static_cast<std::int32_t>(rings_.size()); }
   [[nodiscard]] std::int32_t ring_steps() const;
-  void launch();
-  // The latency a step adds once its transfer from `from` to `to` has arrived.
-  [[nodiscard]] Duration step_latency(std::int32_t from, std::int32_t to) const;
+  [[nodiscard]] Bytes chunk(std::int32_t channel, std::int32_t index) const;
+  void launch() override;
+  void send_to(std::int32_t channel, std::int32_t sender, std::int32_t receiver, std::int32_t step,
+               Bytes size);
+  void send_ring_step(std::int32_t channel, std::int32_t sender, std::int32_t step);
   // A ring step as one event argument: channel, sender and step in 16, 24 and 24 bits.
   void send_packed_step(std::uint64_t packed);
-  [[nodiscard]] Bytes chunk(std::int32_t channel, std::int32_t index) const;
-  void send(std::int32_t channel, std::int32_t sender, std::int32_t receiver, std::int32_t step,
-            Bytes size);
-  void send_ring_step(std::int32_t channel, std::int32_t sender, std::int32_t step);
 
-  Simulator& sim_;
-  Network& network_;
   std::vector<std::vector<std::int32_t>> rings_;
   CollectiveOp op_;
   Bytes size_;
-  std::optional<ProtocolOverheads> overheads_;
-  ProtocolCost cost_;
   std::uint32_t first_queue_pair_;
   std::unordered_map<std::uint64_t, Transfer>
       in_flight_;  // by message id; looked up, never iterated
-  std::int64_t transfers_ = 0;
-  std::int64_t delivered_ = 0;
-  Time started_at_;
-  Time finished_at_;
 };
 
 }  // namespace lockstep

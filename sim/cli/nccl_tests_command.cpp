@@ -11,24 +11,21 @@
 // Each size runs on fresh networks, so sizes do not disturb each other, as nccl-tests' timed
 // iterations follow warm-up.
 #include <boost/program_options.hpp>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
 
-#include "models/collective/channel_rings.hpp"
-#include "models/collective/collective_run.hpp"
 #include "models/collective/nccl_tests.hpp"
 #include "models/fabric/topology_config.hpp"
-#include "models/node/cluster_network.hpp"
+#include "models/node/collective_timing.hpp"
 #include "models/node/node_preset.hpp"
-#include "models/node/nvlink_domain.hpp"
 #include "models/transport/network_config.hpp"
 #include "sim/cli/checked_inputs.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/interrupt.hpp"
 #include "sim/cli/progress.hpp"
 #include "sim/cli/scenario_arguments.hpp"
-#include "sim/core/discarding_backend.hpp"
 #include "sim/output/hdf5_output.hpp"
 
 namespace lockstep {
@@ -43,6 +40,8 @@ struct ResultRow {
   std::int64_t count;
   std::int64_t time_ps;
   double bus_factor;
+  FixedText<8> algorithm;
+  FixedText<8> protocol;
 };
 
 TableLayout result_layout() {
@@ -50,77 +49,32 @@ TableLayout result_layout() {
   return layout<Row>("nccl_tests",
                      {column("op", &Row::op), column("ranks", &Row::ranks),
                       column("bytes", &Row::bytes), column("count", &Row::count),
-                      column("time_ps", &Row::time_ps), column("bus_factor", &Row::bus_factor)});
+                      column("time_ps", &Row::time_ps), column("bus_factor", &Row::bus_factor),
+                      column("algorithm", &Row::algorithm), column("protocol", &Row::protocol)});
 }
 
-// Where the collective runs: the fabric, and the GPU servers when there are some.
-struct Setup {
-  NetworkConfig fabric;
-  std::uint64_t seed = 0;
-  std::optional<NodePreset> node;  // GPU servers on the fabric: NVLink inside, NICs outside
-  std::int32_t channels = 1;
-};
-
-// Every channel on the endpoints' order, or on GPU servers NCCL's rail-aligned rings.
-std::vector<std::vector<std::int32_t>> rings(const Setup& setup, std::int32_t ranks) {
-  if (setup.node) {
-    return rail_aligned_rings(ranks / setup.node->gpus, setup.node->gpus, setup.channels);
+// The (algorithm, protocol) pairs allowed: one of each when given, else every pair NCCL has for
+// the operation (tree for all-reduce only).
+std::vector<std::pair<NcclAlgorithm, NcclProtocol>> candidates(
+    CollectiveOp op, std::optional<NcclAlgorithm> algorithm, std::optional<NcclProtocol> protocol) {
+  std::vector<std::pair<NcclAlgorithm, NcclProtocol>> out;
+  for (const NcclAlgorithm a : {NcclAlgorithm::kRing, NcclAlgorithm::kTree}) {
+    if ((algorithm && a != *algorithm) ||
+        (a == NcclAlgorithm::kTree && op != CollectiveOp::kAllReduce)) {
+      continue;
+    }
+    for (const NcclProtocol p : {NcclProtocol::kLL, NcclProtocol::kLL128, NcclProtocol::kSimple}) {
+      if (!protocol || p == *protocol) out.emplace_back(a, p);
+    }
   }
-  std::vector<std::int32_t> ring;
-  for (std::int32_t r = 0; r < ranks; ++r) ring.push_back(r);
-  return std::vector<std::vector<std::int32_t>>(static_cast<std::size_t>(setup.channels), ring);
+  return out;
 }
 
-struct Timed {
-  Duration time;  // from the first message sent to the last chunk arrived
-  Time end;       // when that simulation ended (acknowledgements included)
-  std::uint64_t events = 0;
-};
-
-// One collective of `size` on fresh networks; empty if Ctrl-C stopped it.
-std::optional<Timed> time_one(const Setup& setup, const Topology& topology, const Routing& routing,
-                              CollectiveOp op, Bytes size) {
-  Simulator sim;
-  DiscardingBackend discard;
-  const BitRate nic_rate = topology.cable(topology.ports(0)[0].cable).rate;
-  const PacketNetworkConfig packet_config = packet_network_config(setup.fabric, nic_rate);
-  const FlowNetworkConfig flow_config = flow_network_config(setup.fabric);
-  std::unique_ptr<Network> fabric;
-  if (setup.fabric.model == NetworkModel::kPacket) {
-    fabric = std::make_unique<PacketNetwork>(sim, routing, packet_config, setup.seed, discard);
-  } else {
-    fabric = std::make_unique<FlowNetwork>(sim, routing, flow_config, setup.seed, discard);
-  }
-  Network* network = fabric.get();
-  std::optional<Topology> nvlink_topology;
-  std::optional<Routing> nvlink_routing;
-  std::unique_ptr<FlowNetwork> nvlink;
-  std::unique_ptr<ClusterNetwork> cluster;
-  // NVLink moves data in 256 B flits without per-packet acknowledgements on the wire that would
-  // share its links: no header or control frames in its fluid model.
-  FlowNetworkConfig nvlink_config;
-  nvlink_config.header = Bytes(0);
-  nvlink_config.control_frame = Bytes(0);
-  if (setup.node) {
-    nvlink_topology.emplace(
-        build_nvlink_domains(topology.endpoint_count() / setup.node->gpus, *setup.node));
-    nvlink_routing.emplace(*nvlink_topology);
-    nvlink =
-        std::make_unique<FlowNetwork>(sim, *nvlink_routing, nvlink_config, setup.seed, discard);
-    cluster = std::make_unique<ClusterNetwork>(*nvlink, *fabric, setup.node->gpus);
-    network = cluster.get();
-  }
-  CollectiveRun collective(sim, *network, rings(setup, topology.endpoint_count()), op, size);
-  ProgressReporter relay_interrupts(false, std::nullopt, [] { return std::nullopt; });
-  sim.set_monitor(&relay_interrupts, ProgressReporter::kPeriodEvents);
-  collective.start();
-  // Periodic sampling keeps a packet network busy forever, so stop at the collective's end.
-  while (!collective.finished() && !interrupt_requested()) {
-    if (sim.run(sim.now() + Duration::us(100)) == RunOutcome::kDrained) break;
-  }
-  if (!collective.finished()) return std::nullopt;
-  return Timed{collective.finished_at() - collective.started_at(), sim.now(),
-               sim.events_processed()};
+// An option's value, else the environment variable NCCL users set, else automatic.
+std::string option_or_environment(const std::string& option, const char* variable) {
+  if (!option.empty()) return option;
+  const char* value = std::getenv(variable);
+  return value == nullptr ? "" : value;
 }
 
 // A rail-optimized fabric for `nodes` servers of the preset: one rail per GPU, a spine per rail
@@ -147,7 +101,7 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   po::options_description options("lockstep nccl-tests OP (SCENARIO | --nodes N) [options]");
   ScenarioArguments scenario_arguments;
   std::string op_name, min_text = "32M", max_text = "32M", output_path, preset_name = "dgx-h100";
-  std::string model = "flow";
+  std::string model = "flow", algo_option, proto_option;
   std::int64_t factor = 2;
   std::int32_t channels = 0;
   std::int64_t nodes = 0;
@@ -162,6 +116,10 @@ int nccl_tests_command(const std::vector<std::string>& args) {
       "gpus-per-node", po::value(&gpus_per_node), "GPUs per server (default: the preset's)")(
       "preset", po::value(&preset_name), "server: dgx-a100, dgx-h100 (default), dgx-h200")(
       "model", po::value(&model), "with --nodes, the fabric's level: flow (default) or packet")(
+      "algo", po::value(&algo_option),
+      "Ring or Tree (default: $NCCL_ALGO, else the faster for each size)")(
+      "proto", po::value(&proto_option),
+      "LL, LL128 or Simple (default: $NCCL_PROTO, else the faster for each size)")(
       "output,o", po::value(&output_path),
       "HDF5 output (default: SCENARIO's or the preset's name-OP.h5)");
   scenario_arguments.add_to(options);
@@ -208,6 +166,18 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   }
   if (model != "flow" && model != "packet")
     problems.push_back("--model " + model + ": flow or packet");
+  const std::string algo_text = option_or_environment(algo_option, "NCCL_ALGO");
+  const std::string proto_text = option_or_environment(proto_option, "NCCL_PROTO");
+  const std::optional<NcclAlgorithm> algorithm = algorithm_named(algo_text);
+  const std::optional<NcclProtocol> protocol = protocol_named(proto_text);
+  if (!algo_text.empty() && !algorithm)
+    problems.push_back("algorithm " + algo_text + ": Ring or Tree");
+  if (!proto_text.empty() && !protocol) {
+    problems.push_back("protocol " + proto_text + ": LL, LL128 or Simple");
+  }
+  if (op && algorithm == NcclAlgorithm::kTree && *op != CollectiveOp::kAllReduce) {
+    problems.push_back("the Tree algorithm runs all_reduce only, as in NCCL");
+  }
   if (!problems.empty()) {
     for (const std::string& p : problems) std::cerr << "lockstep nccl-tests: " << p << "\n";
     return exit_code::kBadInput;
@@ -245,7 +215,7 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   if (!output_writable("nccl-tests", output)) return exit_code::kBadInput;
 
   install_interrupt_handlers();
-  Setup setup;
+  CollectiveSetup setup;
   setup.fabric = *loaded->scenario.network;
   setup.seed = loaded->scenario.simulation.seed;
   if (on_servers) setup.node = preset;
@@ -262,30 +232,45 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   file.write_meta_text("version", LOCKSTEP_VERSION);
   std::cout << "# lockstep nccl-tests " << op_name << ": " << ranks << " ranks on " << where
             << ", fabric at " << (setup.fabric.model == NetworkModel::kPacket ? "packet" : "flow")
-            << " level, " << setup.channels << " channel(s)\n#\n";
+            << " level, " << setup.channels << " ring channel(s), algorithm "
+            << (algorithm ? algorithm_name(*algorithm) : "auto") << ", protocol "
+            << (protocol ? protocol_name(*protocol) : "auto") << "\n#\n";
   for (const std::string& line : nccl_tests::header_lines()) std::cout << line << "\n";
   double busbw_sum = 0.0;
   std::int64_t rows = 0;
-  Timed last;
+  TimedCollective last;
   std::uint64_t events = 0;
+  ProgressReporter relay_interrupts(false, std::nullopt, [] { return std::nullopt; });
   {
     Table<ResultRow> results(file, result_layout());
     for (const Bytes requested : nccl_tests::size_sweep(*min, *max, factor)) {
       const nccl_tests::Shape shape = nccl_tests::shape(*op, requested, ranks);
-      const std::optional<Timed> timed = time_one(setup, topology, routing, *op, shape.size);
-      if (!timed) {
-        std::cerr << "lockstep nccl-tests: interrupted; no output written\n";
-        return exit_code::kInterrupted;
+      // Automatic: the fastest of the allowed pairs, as NCCL's tuner means to pick it.
+      std::optional<TimedCollective> timed;
+      std::pair<NcclAlgorithm, NcclProtocol> chosen{};
+      for (const auto& [a, p] : candidates(*op, algorithm, protocol)) {
+        const std::optional<TimedCollective> run = time_collective(
+            setup, routing, *op, shape.size, a, p, &relay_interrupts, interrupt_requested);
+        if (!run) {
+          std::cerr << "lockstep nccl-tests: interrupted; no output written\n";
+          return exit_code::kInterrupted;
+        }
+        events += run->events;
+        if (!timed || run->time < timed->time) {
+          timed = run;
+          chosen = {a, p};
+        }
       }
       last = *timed;
-      events += timed->events;
       const double factor_of_op = bus_bandwidth_factor(*op, ranks);
       // The fabric carries the same bytes in place and out of place: one time for both halves.
       std::cout << nccl_tests::row(*op, shape, ranks, timed->time, timed->time) << std::endl;
       busbw_sum += nccl_tests::algbw(shape.size, timed->time) * factor_of_op;
       ++rows;
       results.append(ResultRow{FixedText<16>(op_name), ranks, shape.size.count(), shape.count,
-                               timed->time.ps(), factor_of_op});
+                               timed->time.ps(), factor_of_op,
+                               FixedText<8>(algorithm_name(chosen.first)),
+                               FixedText<8>(protocol_name(chosen.second))});
     }
     results.flush();
   }

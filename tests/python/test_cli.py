@@ -286,8 +286,8 @@ class NcclTests(CliTestCase):
             self.assertEqual(r[1:5], [str(int(r[0]) // 4), "float", "sum", "-1"])
             self.assertEqual(r[5:9], r[9:13])  # in-place as out-of-place
             self.assertAlmostEqual(float(r[7]), float(r[6]) * 2 * 15 / 16, delta=0.011)
-        # Bandwidth-bound at 2 MiB: the bus bandwidth nears the links' goodput (11.1 GB/s).
-        self.assertGreater(float(rows[-1][7]), 8.0)
+        # At 2 MiB the bus bandwidth nears the links' goodput (11.1 GB/s), less NCCL's latencies.
+        self.assertGreater(float(rows[-1][7]), 6.0)
         self.assertLess(float(rows[-1][7]), 11.1)
         self.assertIn("#       size         count      type   redop    root     time   algbw   busbw "
                       "#wrong     time   algbw   busbw #wrong", comments)
@@ -315,7 +315,8 @@ class NcclTests(CliTestCase):
                           "-b", "1G", "-e", "1G", "-o", out)
         self.assert_exit(result, 0)
         self.assertIn("# lockstep nccl-tests all_reduce: 16 ranks on 2 x dgx-h100 (8 GPUs each), "
-                      "fabric at flow level, 8 channel(s)", result.stdout.splitlines())
+                      "fabric at flow level, 8 ring channel(s), algorithm auto, protocol auto",
+                      result.stdout.splitlines())
         rows = [line.split() for line in result.stdout.splitlines() if not line.startswith("#")]
         self.assertEqual(len(rows), 1)
         # Eight 400 Gb/s NICs per node bound the ring: NCCL reaches 8 x 47 GB/s (reference.md).

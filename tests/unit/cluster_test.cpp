@@ -10,8 +10,11 @@
 #include "memory_backend.hpp"
 #include "models/collective/channel_rings.hpp"
 #include "models/collective/collective_run.hpp"
+#include "models/collective/double_binary_tree.hpp"
 #include "models/fabric/rail_optimized.hpp"
+#include "models/fabric/topology_config.hpp"
 #include "models/node/cluster_network.hpp"
+#include "models/node/collective_timing.hpp"
 #include "models/node/node_preset.hpp"
 #include "models/node/nvlink_domain.hpp"
 #include "models/transport/flow_network.hpp"
@@ -40,19 +43,6 @@ struct H100Cluster {
     nvlink = std::make_unique<FlowNetwork>(sim, nvlink_routing, nvlink_config, 1, output);
     fabric = std::make_unique<FlowNetwork>(sim, fabric_routing, fabric_config, 1, output);
     cluster = std::make_unique<ClusterNetwork>(*nvlink, *fabric, preset.gpus);
-  }
-
-  // busbw in GB/s of a ring all-reduce of `size` over every GPU, one channel per GPU of a node.
-  double all_reduce_busbw(Bytes size) {
-    CollectiveRun run(sim, *cluster, rail_aligned_rings(nodes, preset.gpus, preset.gpus),
-                      CollectiveOp::kAllReduce, size);
-    run.start();
-    (void)sim.run();
-    REQUIRE(run.finished());
-    const double seconds = static_cast<double>((run.finished_at() - run.started_at()).ps()) * 1e-12;
-    const std::int64_t ranks = std::int64_t{nodes} * preset.gpus;
-    return static_cast<double>(size.count()) / seconds * 1e-9 *
-           bus_bandwidth_factor(CollectiveOp::kAllReduce, ranks);
   }
 
   std::int32_t nodes;
@@ -108,18 +98,90 @@ TEST_CASE("messages inside a node take NVLink, between nodes the NICs, under one
   CHECK((done.done[1].second.delivered - done.done[1].second.submitted).ps() > 900e6);
 }
 
+// `nodes` DGX H100 servers as `lockstep nccl-tests --nodes` builds them: a rail-optimized fabric of
+// 400 Gb/s NICs with a spine per rail, NCCL's 4096 B MTU, at flow level.
+CollectiveSetup h100_servers(std::int32_t nodes) {
+  CollectiveSetup setup;
+  setup.node = *node_preset("dgx-h100");
+  setup.channels = setup.node->gpus;
+  setup.fabric.model = NetworkModel::kFlow;
+  setup.fabric.topology.kind = TopologyKind::kRailOptimized;
+  setup.fabric.topology.link_rate = setup.node->nic_rate;
+  setup.fabric.topology.link_delay = Duration::us(1);
+  setup.fabric.topology.switch_buffer = Bytes(32'000'000);
+  setup.fabric.topology.rail_optimized =
+      RailOptimizedConfig{nodes, setup.node->gpus, 0, nodes > 1 ? 8 : 0, nodes > 1 ? 8 : 0, {}};
+  setup.fabric.transport.payload_per_packet = Bytes(4096);
+  return setup;
+}
+
+Duration timed(const CollectiveSetup& setup, CollectiveOp op, Bytes size, NcclAlgorithm algorithm,
+               NcclProtocol protocol) {
+  const Topology topology = build_topology(setup.fabric.topology);
+  const Routing routing(topology);
+  const std::optional<TimedCollective> run =
+      time_collective(setup, routing, op, size, algorithm, protocol, nullptr, [] { return false; });
+  REQUIRE(run.has_value());
+  return run->time;
+}
+
+double all_reduce_busbw(std::int32_t nodes, Bytes size) {
+  const Duration t = timed(h100_servers(nodes), CollectiveOp::kAllReduce, size,
+                           NcclAlgorithm::kRing, NcclProtocol::kSimple);
+  const double seconds = static_cast<double>(t.ps()) * 1e-12;
+  return static_cast<double>(size.count()) / seconds * 1e-9 *
+         bus_bandwidth_factor(CollectiveOp::kAllReduce, std::int64_t{nodes} * 8);
+}
+
 // reference.md: NCCL's ring all-reduce on 8 x H100 reaches ~370 GB/s busbw at 1 GiB and above.
 TEST_CASE("8 x H100 in one node: ring all-reduce busbw within 5% of NCCL's 370 GB/s") {
-  H100Cluster c(1);
-  CHECK(c.all_reduce_busbw(Bytes(std::int64_t{1} << 30)) == doctest::Approx(370.0).epsilon(0.05));
+  CHECK(all_reduce_busbw(1, Bytes(std::int64_t{1} << 30)) == doctest::Approx(370.0).epsilon(0.05));
 }
 
 // reference.md: NCCL reaches 46-48 GB/s per 400 Gb/s NIC, so 8 NICs give ~8 x 47 GB/s busbw on two
 // nodes, whose rings are bound by the NICs (NVLink is eight times faster).
 TEST_CASE("2 x 8 H100 on 8 rails: ring all-reduce busbw within 10% of 8 x 47 GB/s") {
-  H100Cluster c(2);
-  CHECK(c.all_reduce_busbw(Bytes(std::int64_t{1} << 30)) ==
+  CHECK(all_reduce_busbw(2, Bytes(std::int64_t{1} << 30)) ==
         doctest::Approx(8 * 47.0).epsilon(0.10));
+}
+
+// Across 16 nodes a ring takes 2 x 127 steps and a tree 2 x 11 (a chain of 8 GPUs and 4 levels of
+// nodes): small all-reduces are latency-bound, and the tree wins; large ones are bandwidth-bound,
+// and the ring, spread over all 8 NICs of a node where the two trees use 2, wins.
+TEST_CASE("tree beats ring on small all-reduces across 16 nodes, and ring beats tree on large") {
+  const CollectiveSetup setup = h100_servers(16);
+  const Duration tree_small =
+      timed(setup, CollectiveOp::kAllReduce, Bytes(8'192), NcclAlgorithm::kTree, NcclProtocol::kLL);
+  const Duration ring_small =
+      timed(setup, CollectiveOp::kAllReduce, Bytes(8'192), NcclAlgorithm::kRing, NcclProtocol::kLL);
+  CHECK(ring_small.ps() > 3 * tree_small.ps());
+  const Bytes large(std::int64_t{1} << 30);
+  const Duration tree_large =
+      timed(setup, CollectiveOp::kAllReduce, large, NcclAlgorithm::kTree, NcclProtocol::kSimple);
+  const Duration ring_large =
+      timed(setup, CollectiveOp::kAllReduce, large, NcclAlgorithm::kRing, NcclProtocol::kSimple);
+  CHECK(tree_large.ps() > 2 * ring_large.ps());
+}
+
+TEST_CASE("double binary trees: a chain per node to a head, heads in two shifted binary trees") {
+  const std::vector<std::vector<std::int32_t>> trees = double_binary_trees(16, 8);
+  REQUIRE(trees.size() == 2);
+  for (std::size_t t = 0; t < 2; ++t) {
+    const std::vector<std::int32_t>& parents = trees[t];
+    CHECK(std::count(parents.begin(), parents.end(), -1) == 1);
+    CHECK(tree_depth(parents) == 7 + 4);
+    for (std::size_t r = 0; r < parents.size(); ++r) {
+      const std::int32_t p = parents[r];
+      // Between nodes only heads talk, on one rail: GPU 0 in tree 0, GPU 4 in tree 1.
+      if (p >= 0 && p / 8 != static_cast<std::int32_t>(r) / 8) {
+        CHECK(p % 8 == static_cast<std::int32_t>(4 * t));
+        CHECK(static_cast<std::int32_t>(r) % 8 == static_cast<std::int32_t>(4 * t));
+      }
+    }
+  }
+  // The second tree is the first shifted by one node: their roots differ.
+  CHECK(std::find(trees[0].begin(), trees[0].end(), -1) - trees[0].begin() !=
+        std::find(trees[1].begin(), trees[1].end(), -1) - trees[1].begin());
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Collectives on the fabric: the ring all-reduce against the alpha-beta model on both backends, the
 // step and message structure of each operation, and a slow link pacing the whole ring.
 #include "models/collective/collective_run.hpp"
+#include "models/collective/tree_all_reduce.hpp"
 
 #include <doctest/doctest.h>
 
@@ -128,6 +129,40 @@ TEST_CASE("each operation sends the messages its algorithm needs") {
                              CollectiveOp::kAllReduce, Bytes(1)));
   CHECK_THROWS(
       CollectiveRun(fabric.sim, *fabric.network, Rings{}, CollectiveOp::kAllReduce, Bytes(1)));
+}
+
+// One tree: host 0 the root, hosts 1 and 2 its leaves, 1,000 B in one chunk. Up: the two leaves'
+// chunks share the switch's port to host 0 (50 Gb/s each: 1,062 B drain in 169,920 ps), then one
+// more serialization (84,960 ps) and two 1 us hops: noticed at 2,254,880 ps. Down: the root's two
+// copies share its own link the same way, so everything has arrived at twice that.
+TEST_CASE("a tree all-reduce sends each chunk up to the root and back down") {
+  Fabric fabric(star(3), Backend::kFlow);
+  TreeAllReduce tree(fabric.sim, *fabric.network, {{-1, 0, 0}}, Bytes(1'000));
+  CHECK(tree.transfers() == 4);
+  tree.start();
+  (void)fabric.sim.run();
+  REQUIRE(tree.finished());
+  CHECK((tree.finished_at() - tree.started_at()).ps() == 2 * 2'254'880);
+  CHECK_THROWS(TreeAllReduce(fabric.sim, *fabric.network, {{-1, 0, -1}}, Bytes(1)));
+  CHECK_THROWS(TreeAllReduce(fabric.sim, *fabric.network, {{-1, 0}}, Bytes(1)));
+}
+
+// LL moves twice the bytes and Simple adds its base latency (8.4 us) and 11.3 us per network step
+// (6 for 4 ranks): a bandwidth-bound ring takes about twice as long with LL, and Simple adds
+// 8.4 + 6 x 11.3 = 76.2 us to the bare transfers.
+TEST_CASE("NCCL's protocols cost wire bytes and latency on top of the transfers") {
+  auto took = [](std::optional<ProtocolOverheads> overheads) {
+    Fabric fabric(star(4), Backend::kFlow);
+    CollectiveRun run(fabric.sim, *fabric.network, first_ranks(4), CollectiveOp::kAllReduce,
+                      Bytes(40'000'000), overheads);
+    run.start();
+    (void)fabric.sim.run();
+    return static_cast<double>((run.finished_at() - run.started_at()).ps());
+  };
+  const double bare = took(std::nullopt);
+  CHECK(took(ProtocolOverheads{NcclProtocol::kLL, 1}) / bare == doctest::Approx(2.0).epsilon(0.01));
+  CHECK(took(ProtocolOverheads{NcclProtocol::kSimple, 1}) - bare ==
+        doctest::Approx(76.2e6).epsilon(1e-6));
 }
 
 // One host link at a quarter of the rate: every step waits for the chunk that crosses it, so the

@@ -1,0 +1,59 @@
+#include "models/collective/collective_algorithm.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace lockstep {
+
+CollectiveAlgorithm::CollectiveAlgorithm(Simulator& sim, Network& network,
+                                         std::optional<ProtocolOverheads> overheads,
+                                         NcclAlgorithm algorithm)
+    : sim_(sim),
+      network_(network),
+      overheads_(overheads),
+      cost_(overheads ? protocol_cost(overheads->protocol, algorithm) : ProtocolCost{}) {
+  if (overheads_ && overheads_->gpus_per_node < 1) {
+    throw std::invalid_argument("a node holds at least one GPU");
+  }
+}
+
+void CollectiveAlgorithm::start() {
+  started_at_ = sim_.now();
+  finished_at_ = sim_.now();
+  if (transfers_ == 0) return;
+  if (cost_.base_latency > Duration()) {
+    sim_.schedule<&CollectiveAlgorithm::launch>(sim_.now() + cost_.base_latency, this);
+  } else {
+    launch();
+  }
+}
+
+std::uint64_t CollectiveAlgorithm::send(std::int32_t from, std::int32_t to, Bytes data,
+                                        std::uint32_t queue_pair) {
+  // The protocol's flags travel with the data: LL moves twice the bytes.
+  const Bytes wire =
+      overheads_ ? Bytes(static_cast<std::int64_t>(
+                       std::ceil(static_cast<double>(data.count()) / cost_.data_per_wire_byte)))
+                 : data;
+  return network_.send(from, to, wire, queue_pair, *this);
+}
+
+Time CollectiveAlgorithm::noticed(const Message& message, Time delivered) {
+  ++delivered_;
+  Duration step;
+  if (overheads_) {
+    const bool same_node = message.source / overheads_->gpus_per_node ==
+                           message.destination / overheads_->gpus_per_node;
+    step = same_node ? cost_.nvlink_step : cost_.network_step;
+  }
+  finished_at_ = std::max(finished_at_, delivered + step);
+  return delivered + step;
+}
+
+void CollectiveAlgorithm::on_message_complete(const Message& /*message*/,
+                                              const MessageTimes& /*times*/) {
+  // Every step waits for the data to arrive, not for the sender to hear of it.
+}
+
+}  // namespace lockstep

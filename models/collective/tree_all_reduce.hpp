@@ -1,0 +1,57 @@
+// All-reduce over trees (NCCL's tree algorithm; layouts in double_binary_tree.hpp), as messages on
+// a Network. Each tree carries an even share of the data, cut into chunks that flow through it
+// pipelined: a rank sends chunk k to its parent once chunk k has arrived from every child (reduce),
+// the root then sends it down to its children, and every rank forwards what comes down to its own
+// (broadcast). Up and down use opposite directions of each link, so they overlap. The all-reduce
+// ends when the last chunk has reached the last leaf. NCCL's protocol costs are charged as
+// collective_algorithm.hpp says, with the tree's base latency. Chunks: 1 MiB, at most 64 per tree,
+// at least one. It leaves out the reduction's compute. Units: Bytes, Time.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "models/collective/collective_algorithm.hpp"
+#include "models/transport/network.hpp"
+#include "sim/core/simulator.hpp"
+
+namespace lockstep {
+
+class TreeAllReduce final : public CollectiveAlgorithm {
+ public:
+  // `trees`: a parent per endpoint for each tree (-1 at its one root), every endpoint of
+  // `network` in each. Throws std::invalid_argument otherwise.
+  TreeAllReduce(Simulator& sim, Network& network, std::vector<std::vector<std::int32_t>> trees,
+                Bytes size, std::optional<ProtocolOverheads> overheads = {},
+                std::uint32_t first_queue_pair = 0);
+
+  void on_message_delivered(const Message& message, Time delivered) override;
+
+ private:
+  struct Transfer {
+    std::int32_t tree = 0;
+    std::int32_t chunk = 0;
+    bool up = true;
+  };
+
+  void launch() override;
+  // Event argument: tree (16 bits), chunk (16), direction (1), rank (31).
+  void act(std::uint64_t packed);
+  void arrived(std::int32_t tree, std::int32_t chunk, bool up, std::int32_t rank);
+  void send_chunk(std::int32_t tree, std::int32_t chunk, bool up, std::int32_t from,
+                  std::int32_t to);
+  [[nodiscard]] Bytes chunk_size(std::int32_t tree, std::int32_t chunk) const;
+
+  std::vector<std::vector<std::int32_t>> parents_;
+  std::vector<std::vector<std::vector<std::int32_t>>> children_;  // [tree][rank]
+  Bytes size_;
+  std::uint32_t first_queue_pair_;
+  std::int32_t chunks_ = 1;
+  // Children's chunks that have arrived, [tree][rank * chunks + chunk].
+  std::vector<std::vector<std::int32_t>> arrived_up_;
+  std::unordered_map<std::uint64_t, Transfer> in_flight_;  // by message id; never iterated
+};
+
+}  // namespace lockstep

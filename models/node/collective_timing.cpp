@@ -1,0 +1,93 @@
+#include "models/node/collective_timing.hpp"
+
+#include <memory>
+#include <stdexcept>
+
+#include "models/collective/channel_rings.hpp"
+#include "models/collective/collective_run.hpp"
+#include "models/collective/double_binary_tree.hpp"
+#include "models/collective/tree_all_reduce.hpp"
+#include "models/node/cluster_network.hpp"
+#include "models/node/nvlink_domain.hpp"
+#include "sim/core/discarding_backend.hpp"
+
+namespace lockstep {
+namespace {
+
+std::vector<std::vector<std::int32_t>> rings(const CollectiveSetup& setup, std::int32_t ranks) {
+  if (setup.node) {
+    return rail_aligned_rings(ranks / setup.node->gpus, setup.node->gpus, setup.channels);
+  }
+  std::vector<std::int32_t> ring;
+  for (std::int32_t r = 0; r < ranks; ++r) ring.push_back(r);
+  return std::vector<std::vector<std::int32_t>>(static_cast<std::size_t>(setup.channels), ring);
+}
+
+}  // namespace
+
+std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, const Routing& fabric,
+                                               CollectiveOp op, Bytes size, NcclAlgorithm algorithm,
+                                               NcclProtocol protocol, RunMonitor* monitor,
+                                               const std::function<bool()>& stop) {
+  if (algorithm == NcclAlgorithm::kTree && op != CollectiveOp::kAllReduce) {
+    throw std::invalid_argument("the tree algorithm runs all_reduce only, as in NCCL");
+  }
+  const Topology& topology = fabric.topology();
+  const std::int32_t ranks = topology.endpoint_count();
+  const std::int32_t gpus = setup.node ? setup.node->gpus : 1;
+  Simulator sim;
+  DiscardingBackend discard;
+  const BitRate nic_rate = topology.cable(topology.ports(0)[0].cable).rate;
+  const PacketNetworkConfig packet_config = packet_network_config(setup.fabric, nic_rate);
+  const FlowNetworkConfig flow_config = flow_network_config(setup.fabric);
+  std::unique_ptr<Network> fabric_network;
+  if (setup.fabric.model == NetworkModel::kPacket) {
+    fabric_network =
+        std::make_unique<PacketNetwork>(sim, fabric, packet_config, setup.seed, discard);
+  } else {
+    fabric_network = std::make_unique<FlowNetwork>(sim, fabric, flow_config, setup.seed, discard);
+  }
+  Network* network = fabric_network.get();
+  std::optional<Topology> nvlink_topology;
+  std::optional<Routing> nvlink_routing;
+  std::unique_ptr<FlowNetwork> nvlink;
+  std::unique_ptr<ClusterNetwork> cluster;
+  // NVLink moves data in flits without acknowledgement frames that would share its links: no
+  // header or control frames in its fluid model.
+  FlowNetworkConfig nvlink_config;
+  nvlink_config.header = Bytes(0);
+  nvlink_config.control_frame = Bytes(0);
+  if (setup.node) {
+    nvlink_topology.emplace(build_nvlink_domains(ranks / gpus, *setup.node));
+    nvlink_routing.emplace(*nvlink_topology);
+    nvlink =
+        std::make_unique<FlowNetwork>(sim, *nvlink_routing, nvlink_config, setup.seed, discard);
+    cluster = std::make_unique<ClusterNetwork>(*nvlink, *fabric_network, gpus);
+    network = cluster.get();
+  }
+  const ProtocolOverheads overheads{protocol, gpus};
+  std::unique_ptr<CollectiveRun> ring;
+  std::unique_ptr<TreeAllReduce> tree;
+  if (algorithm == NcclAlgorithm::kRing) {
+    ring = std::make_unique<CollectiveRun>(sim, *network, rings(setup, ranks), op, size, overheads);
+  } else {
+    tree = std::make_unique<TreeAllReduce>(sim, *network, double_binary_trees(ranks / gpus, gpus),
+                                           size, overheads);
+  }
+  auto finished = [&] { return ring ? ring->finished() : tree->finished(); };
+  // Often enough for Ctrl-C to answer within a fraction of a second.
+  constexpr std::uint64_t kMonitorPeriodEvents = 1 << 16;
+  if (monitor != nullptr) sim.set_monitor(monitor, kMonitorPeriodEvents);
+  if (ring) ring->start();
+  if (tree) tree->start();
+  // Periodic sampling keeps a packet network busy forever, so stop at the collective's end.
+  while (!finished() && !stop()) {
+    if (sim.run(sim.now() + Duration::us(100)) == RunOutcome::kDrained) break;
+  }
+  if (!finished()) return std::nullopt;
+  const Time started = ring ? ring->started_at() : tree->started_at();
+  const Time ended = ring ? ring->finished_at() : tree->finished_at();
+  return TimedCollective{ended - started, sim.now(), sim.events_processed()};
+}
+
+}  // namespace lockstep
