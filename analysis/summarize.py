@@ -1,10 +1,13 @@
 #!/usr/bin/python3
-"""Print what a lockstep run did: per step for a job run, flows and ports for a fabric run.
+"""Print what a lockstep run did: per step for a job run, flows and ports for a fabric run, per size
+for an nccl-tests run.
 
     analysis/summarize.py RUN.h5
 
 A job run gets a line per step: step time, slowest rank, compute, wait, comm. A fabric run gets its
-flow completion times and the ports that queued most. Which it is comes from the tables in the file.
+flow completion times and the ports that queued most. An nccl-tests run gets a line per size: time,
+algbw and busbw (GB/s, nccl-tests' definitions) and the algorithm and protocol that ran. Which it is
+comes from the tables in the file.
 Debian's /usr/bin/python3 is named on purpose: it is the interpreter that has h5py and pandas here.
 """
 
@@ -70,6 +73,29 @@ def print_fabric(path, info):
           .to_string(index=False))
 
 
+def print_nccl_tests(path, info):
+    results = load_table(path, "nccl_tests")
+    print(f"{path}: {info['scenario_file']}, lockstep {info['version']}, {len(results)} size(s)")
+    if results.empty:
+        return
+    seconds = results["time_ps"] / 1e12
+    table = pd.DataFrame({
+        "op": results["op"],
+        "ranks": results["ranks"],
+        "size (B)": results["bytes"],
+        "time (us)": seconds * 1e6,
+        "algbw (GB/s)": results["bytes"] / seconds / 1e9,
+        "busbw (GB/s)": results["bytes"] / seconds / 1e9 * results["bus_factor"],
+        "algorithm": results["algorithm"],
+        "protocol": results["protocol"],
+    })
+    with pd.option_context("display.float_format", "{:.2f}".format):
+        print(table.to_string(index=False))
+
+
+PRINTERS = {"job": print_job, "fabric": print_fabric, "nccl-tests": print_nccl_tests}
+
+
 def main(argv):
     if len(argv) != 2:
         print(f"usage: {argv[0]} RUN.h5", file=sys.stderr)
@@ -77,8 +103,7 @@ def main(argv):
     path = argv[1]
     try:
         info = meta(path)
-        printer = print_fabric if run_kind(path) == "fabric" else print_job
-        printer(path, info)
+        PRINTERS[run_kind(path)](path, info)
     except (OSError, KeyError, ValueError) as e:
         print(f"{argv[0]}: cannot read '{path}': {e}", file=sys.stderr)
         return 1

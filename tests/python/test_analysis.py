@@ -602,6 +602,15 @@ class NcclTestsFileMatchesSchemaDoc(FileMatchesSchemaDoc, unittest.TestCase):
         self.assertTrue(results["time_ps"].is_monotonic_increasing)
         self.assertEqual(la.run_kind(self.path), "nccl-tests")
 
+    def test_summarize_prints_a_line_per_size_with_bus_bandwidth(self):
+        result = subprocess.run(["/usr/bin/python3", str(SOURCE / "analysis" / "summarize.py"),
+                                 str(self.path)], capture_output=True, text=True, timeout=60)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        lines = result.stdout.splitlines()
+        self.assertIn("busbw (GB/s)", lines[1])
+        self.assertEqual(len(lines), 2 + 3)
+        self.assertTrue(lines[-1].split()[0] == "all_reduce")
+
 
 class FlowLevelFileMatchesSchemaDoc(FileMatchesSchemaDoc, unittest.TestCase):
     """The flow-level backend writes the same fabric tables, with the same columns."""
