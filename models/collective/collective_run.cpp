@@ -28,6 +28,10 @@ CollectiveRun::CollectiveRun(Simulator& sim, Network& network,
       size_(size),
       first_queue_pair_(first_queue_pair) {
   if (rings_.empty()) throw std::invalid_argument("a collective needs at least one channel");
+  // Events carry the channel in 16 bits and ranks and steps in 24.
+  if (rings_.size() > 0xffff || rings_[0].size() >= (std::size_t{1} << 23)) {
+    throw std::invalid_argument("too many channels or ranks for one collective");
+  }
   if (rings_[0].empty()) throw std::invalid_argument("a collective needs at least one rank");
   if (size_ < Bytes(0)) throw std::invalid_argument("a collective's size cannot be negative");
   std::vector<std::int32_t> members = rings_[0];

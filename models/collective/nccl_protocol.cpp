@@ -14,6 +14,30 @@ bool same_ignoring_case(std::string_view a, std::string_view b) {
          });
 }
 
+// Splits NCCL's list syntax and keeps the members of `all` it allows.
+template <class T, class Named>
+std::optional<std::vector<T>> allowed(std::string_view spec, const std::vector<T>& all,
+                                      Named named) {
+  if (spec.empty()) return all;
+  const bool exclude = spec.front() == '^';
+  if (exclude) spec.remove_prefix(1);
+  std::vector<T> listed;
+  while (true) {
+    const std::size_t comma = spec.find(',');
+    const std::optional<T> one = named(spec.substr(0, comma));
+    if (!one) return std::nullopt;
+    listed.push_back(*one);
+    if (comma == std::string_view::npos) break;
+    spec.remove_prefix(comma + 1);
+  }
+  std::vector<T> out;
+  for (const T& candidate : all) {
+    const bool in_list = std::find(listed.begin(), listed.end(), candidate) != listed.end();
+    if (in_list != exclude) out.push_back(candidate);
+  }
+  return out;
+}
+
 }  // namespace
 
 ProtocolCost protocol_cost(NcclProtocol protocol, NcclAlgorithm algorithm) {
@@ -57,6 +81,15 @@ std::optional<NcclAlgorithm> algorithm_named(std::string_view name) {
     if (same_ignoring_case(name, algorithm_name(a))) return a;
   }
   return std::nullopt;
+}
+
+std::optional<std::vector<NcclAlgorithm>> allowed_algorithms(std::string_view spec) {
+  return allowed(spec, std::vector{NcclAlgorithm::kRing, NcclAlgorithm::kTree}, algorithm_named);
+}
+
+std::optional<std::vector<NcclProtocol>> allowed_protocols(std::string_view spec) {
+  return allowed(spec, std::vector{NcclProtocol::kLL, NcclProtocol::kLL128, NcclProtocol::kSimple},
+                 protocol_named);
 }
 
 }  // namespace lockstep

@@ -4,7 +4,8 @@
 //   wire is data), LL128 an 8-byte flag per 128-byte line (120/128), Simple none (1);
 // - a base latency per collective (us, LL / LL128 / Simple): ring 6.6 / 14.0 / 8.4, tree 6.8 /
 //   14.0 / 8.4;
-// - a latency per step: over the network 2.7 / 4.0 / 14.0 us, over NVLink 0.6 / 1.9 / 3.4 us.
+// - a latency per step: over the network 2.7 / 4.0 / 14.0 us, over NVLink 0.6 / 1.9 / 3.4 us
+//   (reference.md gives these for the ring; the tree's steps are charged the same).
 // The network model already carries every transfer over its links with their propagation and
 // serialization, which is what LL, the leanest protocol, costs on the wire; so a step adds the
 // protocol's per-step latency beyond LL's (network 0 / 1.3 / 11.3 us, NVLink 0 / 1.3 / 2.8 us).
@@ -12,6 +13,7 @@
 
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "sim/core/time.hpp"
 
@@ -29,11 +31,16 @@ struct ProtocolCost {
 
 [[nodiscard]] ProtocolCost protocol_cost(NcclProtocol protocol, NcclAlgorithm algorithm);
 
-// NCCL's spellings, as NCCL_PROTO and NCCL_ALGO take them: "LL", "LL128", "Simple"; "Ring",
-// "Tree" (case-insensitive, as NCCL reads them).
+// NCCL's spellings: "LL", "LL128", "Simple"; "Ring", "Tree" (case-insensitive, as NCCL reads
+// them).
 [[nodiscard]] std::string_view protocol_name(NcclProtocol protocol);
 [[nodiscard]] std::optional<NcclProtocol> protocol_named(std::string_view name);
 [[nodiscard]] std::string_view algorithm_name(NcclAlgorithm algorithm);
 [[nodiscard]] std::optional<NcclAlgorithm> algorithm_named(std::string_view name);
+
+// What NCCL_ALGO and NCCL_PROTO allow, in their syntax: a comma-separated list of names, or "^"
+// followed by names to exclude; empty allows every one. Empty optional for an unknown name.
+[[nodiscard]] std::optional<std::vector<NcclAlgorithm>> allowed_algorithms(std::string_view spec);
+[[nodiscard]] std::optional<std::vector<NcclProtocol>> allowed_protocols(std::string_view spec);
 
 }  // namespace lockstep

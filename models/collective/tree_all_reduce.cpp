@@ -42,6 +42,13 @@ TreeAllReduce::TreeAllReduce(Simulator& sim, Network& network,
       }
       if (p >= 0) children[static_cast<std::size_t>(p)].push_back(static_cast<std::int32_t>(r));
     }
+    // Every rank must reach the root: no more hops than ranks, else there is a cycle.
+    for (std::size_t r = 0; r < ranks; ++r) {
+      std::size_t hops = 0;
+      for (std::int32_t p = parents[r]; p >= 0; p = parents[static_cast<std::size_t>(p)]) {
+        if (++hops > ranks) throw std::invalid_argument("a tree's parents form a cycle");
+      }
+    }
   }
   const auto trees_count = static_cast<std::int64_t>(parents_.size());
   const std::int64_t per_tree = size_.count() / trees_count;

@@ -147,10 +147,9 @@ NodeId Topology::find_switch(std::string_view name) const {
 }
 
 NodeId Topology::find_node(std::string_view name) const {
-  if (const std::optional<std::int32_t> host = host_index(name)) {
-    return *host < endpoint_count_ ? *host : -1;
-  }
-  return find_switch(name);
+  if (const NodeId node = find_switch(name); node >= 0) return node;
+  const std::optional<std::int32_t> host = host_index(name);
+  return host && *host < endpoint_count_ ? *host : -1;
 }
 
 CableId Topology::cable_between(NodeId a, NodeId b) const {

@@ -111,7 +111,8 @@ class Topology final {
 
   // The switch with this name, or -1. A linear scan: for set-up and tests, not the event loop.
   [[nodiscard]] NodeId find_switch(std::string_view name) const;
-  // A switch by name or an endpoint as host<i>, or -1.
+  // A switch by name, else an endpoint as host<i> (as explicit topologies resolve link ends), or
+  // -1.
   [[nodiscard]] NodeId find_node(std::string_view name) const;
   // The first cable (in cable order) joining the two nodes, either way round, or -1.
   [[nodiscard]] CableId cable_between(NodeId a, NodeId b) const;

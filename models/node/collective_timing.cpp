@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <stdexcept>
+#include <string>
 
 #include "models/collective/channel_rings.hpp"
 #include "models/collective/collective_run.hpp"
@@ -65,14 +66,34 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
     cluster = std::make_unique<ClusterNetwork>(*nvlink, *fabric_network, gpus);
     network = cluster.get();
   }
+  // Every hop between nodes needs a fabric path, else the collective would wait forever.
+  auto check_reachable = [&](std::int32_t a, std::int32_t b) {
+    if (a / gpus != b / gpus && (!fabric.reachable(a, b) || !fabric.reachable(b, a))) {
+      throw std::invalid_argument("ranks " + std::to_string(a) + " and " + std::to_string(b) +
+                                  " have no path between them over the fabric");
+    }
+  };
+  const std::vector<std::vector<std::int32_t>> channel_rings = rings(setup, ranks);
+  const std::vector<std::vector<std::int32_t>> trees = double_binary_trees(ranks / gpus, gpus);
+  if (algorithm == NcclAlgorithm::kRing) {
+    for (const std::vector<std::int32_t>& ring : channel_rings) {
+      for (std::size_t i = 0; i < ring.size(); ++i)
+        check_reachable(ring[i], ring[(i + 1) % ring.size()]);
+    }
+  } else {
+    for (const std::vector<std::int32_t>& parents : trees) {
+      for (std::size_t r = 0; r < parents.size(); ++r) {
+        if (parents[r] >= 0) check_reachable(static_cast<std::int32_t>(r), parents[r]);
+      }
+    }
+  }
   const ProtocolOverheads overheads{protocol, gpus};
   std::unique_ptr<CollectiveRun> ring;
   std::unique_ptr<TreeAllReduce> tree;
   if (algorithm == NcclAlgorithm::kRing) {
-    ring = std::make_unique<CollectiveRun>(sim, *network, rings(setup, ranks), op, size, overheads);
+    ring = std::make_unique<CollectiveRun>(sim, *network, channel_rings, op, size, overheads);
   } else {
-    tree = std::make_unique<TreeAllReduce>(sim, *network, double_binary_trees(ranks / gpus, gpus),
-                                           size, overheads);
+    tree = std::make_unique<TreeAllReduce>(sim, *network, trees, size, overheads);
   }
   auto finished = [&] { return ring ? ring->finished() : tree->finished(); };
   // Often enough for Ctrl-C to answer within a fraction of a second.

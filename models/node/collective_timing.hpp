@@ -26,13 +26,14 @@ struct CollectiveSetup {
 
 struct TimedCollective {
   Duration time;  // from the start to the last chunk arrived and noticed
-  Time end;       // when that simulation ended (acknowledgements included)
+  Time end;       // when that simulation stopped (soon after the collective's end)
   std::uint64_t events = 0;
 };
 
-// `fabric` is the setup's fabric routing. Tree runs all-reduce only: std::invalid_argument for
-// another operation. Empty when `stop` turned true before the collective finished (Ctrl-C); the
-// run loop calls `monitor` (may be null) as Simulator::run does.
+// `fabric` is the setup's fabric routing. Throws std::invalid_argument for Tree with another
+// operation than all-reduce (as in NCCL), or when two ranks that must talk over the fabric have no
+// path (a fabric without spines between rails, say). Empty when `stop` turned true before the
+// collective finished (Ctrl-C); the run loop calls `monitor` (may be null) as Simulator::run does.
 [[nodiscard]] std::optional<TimedCollective> time_collective(const CollectiveSetup& setup,
                                                              const Routing& fabric, CollectiveOp op,
                                                              Bytes size, NcclAlgorithm algorithm,

@@ -255,6 +255,12 @@ void FlowNetwork::arm_drain(QueuePair& qp) {
   }
   // Rounded up: a message never drains before its fluid time.
   const double ps = std::ceil(std::max(0.0, qp.remaining_bits) * kPsPerSecond / qp.rate_bps);
+  // Beyond the end of time (a link slowed to a trickle) the message simply never drains.
+  const double left = static_cast<double>((Time::max() - sim_.now()).ps());
+  if (ps >= left) {
+    qp.drain->cancel();
+    return;
+  }
   qp.drain->arm_at(sim_.now() + Duration::ps(static_cast<std::int64_t>(ps)));
 }
 

@@ -8,8 +8,8 @@
 // proportion (one control frame per data packet). Its messages drain in order at that rate. A
 // message's bytes on the wire are its payload plus one header per packet, exactly as the packet
 // backend frames it. Rates are recomputed (MaxMinSolver) only when a queue pair starts or stops
-// sending, a link's rate changes or a cap is set, once per instant, and only for the flows those
-// changes reach.
+// sending, a link's rate changes or a cap is set, once for all the changes of an instant's normal
+// events, and only for the flows those changes reach.
 //
 // Timing: a message starts draining when it reaches the head of its queue pair. Once its last byte
 // has drained at the source, its last packet is forwarded store-and-forward: one serialization per

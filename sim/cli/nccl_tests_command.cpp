@@ -53,19 +53,14 @@ TableLayout result_layout() {
                       column("algorithm", &Row::algorithm), column("protocol", &Row::protocol)});
 }
 
-// The (algorithm, protocol) pairs allowed: one of each when given, else every pair NCCL has for
-// the operation (tree for all-reduce only).
+// The (algorithm, protocol) pairs allowed for the operation (NCCL has Tree for all-reduce only).
 std::vector<std::pair<NcclAlgorithm, NcclProtocol>> candidates(
-    CollectiveOp op, std::optional<NcclAlgorithm> algorithm, std::optional<NcclProtocol> protocol) {
+    CollectiveOp op, const std::vector<NcclAlgorithm>& algorithms,
+    const std::vector<NcclProtocol>& protocols) {
   std::vector<std::pair<NcclAlgorithm, NcclProtocol>> out;
-  for (const NcclAlgorithm a : {NcclAlgorithm::kRing, NcclAlgorithm::kTree}) {
-    if ((algorithm && a != *algorithm) ||
-        (a == NcclAlgorithm::kTree && op != CollectiveOp::kAllReduce)) {
-      continue;
-    }
-    for (const NcclProtocol p : {NcclProtocol::kLL, NcclProtocol::kLL128, NcclProtocol::kSimple}) {
-      if (!protocol || p == *protocol) out.emplace_back(a, p);
-    }
+  for (const NcclAlgorithm a : algorithms) {
+    if (a == NcclAlgorithm::kTree && op != CollectiveOp::kAllReduce) continue;
+    for (const NcclProtocol p : protocols) out.emplace_back(a, p);
   }
   return out;
 }
@@ -117,9 +112,10 @@ int nccl_tests_command(const std::vector<std::string>& args) {
       "preset", po::value(&preset_name), "server: dgx-a100, dgx-h100 (default), dgx-h200")(
       "model", po::value(&model), "with --nodes, the fabric's level: flow (default) or packet")(
       "algo", po::value(&algo_option),
-      "Ring or Tree (default: $NCCL_ALGO, else the faster for each size)")(
+      "Ring, Tree, a list, or ^list to exclude (default: $NCCL_ALGO, else the fastest allowed "
+      "for each size)")(
       "proto", po::value(&proto_option),
-      "LL, LL128 or Simple (default: $NCCL_PROTO, else the faster for each size)")(
+      "LL, LL128, Simple, a list, or ^list (default: $NCCL_PROTO, else the fastest allowed)")(
       "output,o", po::value(&output_path),
       "HDF5 output (default: SCENARIO's or the preset's name-OP.h5)");
   scenario_arguments.add_to(options);
@@ -168,16 +164,17 @@ int nccl_tests_command(const std::vector<std::string>& args) {
     problems.push_back("--model " + model + ": flow or packet");
   const std::string algo_text = option_or_environment(algo_option, "NCCL_ALGO");
   const std::string proto_text = option_or_environment(proto_option, "NCCL_PROTO");
-  const std::optional<NcclAlgorithm> algorithm = algorithm_named(algo_text);
-  const std::optional<NcclProtocol> protocol = protocol_named(proto_text);
-  if (!algo_text.empty() && !algorithm)
-    problems.push_back("algorithm " + algo_text + ": Ring or Tree");
-  if (!proto_text.empty() && !protocol) {
-    problems.push_back("protocol " + proto_text + ": LL, LL128 or Simple");
+  const std::optional<std::vector<NcclAlgorithm>> algorithms = allowed_algorithms(algo_text);
+  const std::optional<std::vector<NcclProtocol>> protocols = allowed_protocols(proto_text);
+  if (!algorithms) problems.push_back("algorithm " + algo_text + ": Ring, Tree, a list or ^list");
+  if (!protocols) {
+    problems.push_back("protocol " + proto_text + ": LL, LL128, Simple, a list or ^list");
   }
-  if (op && algorithm == NcclAlgorithm::kTree && *op != CollectiveOp::kAllReduce) {
-    problems.push_back("the Tree algorithm runs all_reduce only, as in NCCL");
+  if (op && algorithms && protocols && candidates(*op, *algorithms, *protocols).empty()) {
+    problems.push_back("no allowed algorithm and protocol run " + op_name +
+                       " (NCCL's Tree runs all_reduce only)");
   }
+  if (channels > 64) problems.push_back("--channels: at most 64, as in NCCL");
   if (!problems.empty()) {
     for (const std::string& p : problems) std::cerr << "lockstep nccl-tests: " << p << "\n";
     return exit_code::kBadInput;
@@ -210,6 +207,11 @@ int nccl_tests_command(const std::vector<std::string>& args) {
       return exit_code::kBadInput;
     }
   }
+  if (!loaded->scenario.network->link_events.empty()) {
+    std::cerr << "lockstep nccl-tests: the scenario's network.link_events are not played by "
+                 "nccl-tests yet; remove them (--set network.link_events=[])\n";
+    return exit_code::kBadInput;
+  }
   const std::filesystem::path output =
       output_path.empty() ? default_output : std::filesystem::path(output_path);
   if (!output_writable("nccl-tests", output)) return exit_code::kBadInput;
@@ -233,8 +235,8 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   std::cout << "# lockstep nccl-tests " << op_name << ": " << ranks << " ranks on " << where
             << ", fabric at " << (setup.fabric.model == NetworkModel::kPacket ? "packet" : "flow")
             << " level, " << setup.channels << " ring channel(s), algorithm "
-            << (algorithm ? algorithm_name(*algorithm) : "auto") << ", protocol "
-            << (protocol ? protocol_name(*protocol) : "auto") << "\n#\n";
+            << (algo_text.empty() ? "auto" : algo_text) << ", protocol "
+            << (proto_text.empty() ? "auto" : proto_text) << "\n#\n";
   for (const std::string& line : nccl_tests::header_lines()) std::cout << line << "\n";
   double busbw_sum = 0.0;
   std::int64_t rows = 0;
@@ -248,9 +250,15 @@ int nccl_tests_command(const std::vector<std::string>& args) {
       // Automatic: the fastest of the allowed pairs, as NCCL's tuner means to pick it.
       std::optional<TimedCollective> timed;
       std::pair<NcclAlgorithm, NcclProtocol> chosen{};
-      for (const auto& [a, p] : candidates(*op, algorithm, protocol)) {
-        const std::optional<TimedCollective> run = time_collective(
-            setup, routing, *op, shape.size, a, p, &relay_interrupts, interrupt_requested);
+      for (const auto& [a, p] : candidates(*op, *algorithms, *protocols)) {
+        std::optional<TimedCollective> run;
+        try {
+          run = time_collective(setup, routing, *op, shape.size, a, p, &relay_interrupts,
+                                interrupt_requested);
+        } catch (const std::invalid_argument& e) {
+          std::cerr << "lockstep nccl-tests: " << e.what() << "; no output written\n";
+          return exit_code::kBadInput;
+        }
         if (!run) {
           std::cerr << "lockstep nccl-tests: interrupted; no output written\n";
           return exit_code::kInterrupted;

@@ -334,6 +334,34 @@ class NcclTests(CliTestCase):
             self.assertIn(message, result.stderr)
             self.assertFalse((self.dir / "bad.h5").exists())
 
+    def test_nccl_environment_lists_choose_protocols_as_nccl_reads_them(self):
+        out = self.dir / "proto.h5"
+        result = subprocess.run([BIN, "nccl-tests", "all_reduce", str(COLLECTIVES), "-b", "1M",
+                                 "-e", "1M", "-o", str(out)], capture_output=True, text=True,
+                                env={**os.environ, "NCCL_PROTO": "^LL,LL128", "NCCL_ALGO": "ring"})
+        self.assert_exit(result, 0)
+        self.assertIn("algorithm ring, protocol ^LL,LL128", result.stdout)
+        chosen = la.load_table(out, "nccl_tests")
+        self.assertEqual(list(chosen["protocol"]), ["Simple"])
+        self.assertEqual(list(chosen["algorithm"]), ["Ring"])
+
+    def test_collectives_that_cannot_run_are_refused(self):
+        # Three nodes without spines: a ring's hop from the last node back to the first changes
+        # rails, and rails meet only at spines.
+        no_spines = ["all_reduce", "--nodes", "3", "--algo", "Ring", "--set",
+                     "network.topology.rail_optimized.spines=0", "--set",
+                     "network.topology.rail_optimized.uplinks_per_rail_switch=0"]
+        for args, message in [(no_spines, "have no path between them over the fabric"),
+                              (["all_gather", COLLECTIVES, "--algo", "Tree"], "Tree runs all_reduce"),
+                              (["all_reduce", COLLECTIVES, "--channels", "65"], "at most 64"),
+                              (["all_reduce", VICTIM, "--set", "network.model=flow", "--set",
+                                "network.link_events=[{at: 0s, a: leaf0, b: spine0, down: true}]"],
+                               "link_events are not played")]:
+            result = lockstep("nccl-tests", *args, "-o", self.dir / "bad.h5")
+            self.assert_exit(result, 2)
+            self.assertIn(message, result.stderr)
+            self.assertFalse((self.dir / "bad.h5").exists())
+
     def test_run_explains_that_a_network_without_traffic_is_for_collectives(self):
         result = lockstep("run", COLLECTIVES, "-o", self.dir / "none.h5")
         self.assert_exit(result, 2)

@@ -145,6 +145,7 @@ TEST_CASE("a tree all-reduce sends each chunk up to the root and back down") {
   CHECK((tree.finished_at() - tree.started_at()).ps() == 2 * 2'254'880);
   CHECK_THROWS(TreeAllReduce(fabric.sim, *fabric.network, {{-1, 0, -1}}, Bytes(1)));
   CHECK_THROWS(TreeAllReduce(fabric.sim, *fabric.network, {{-1, 0}}, Bytes(1)));
+  CHECK_THROWS(TreeAllReduce(fabric.sim, *fabric.network, {{-1, 2, 1}}, Bytes(1)));
 }
 
 // LL moves twice the bytes and Simple adds its base latency (8.4 us) and 11.3 us per network step

@@ -1,5 +1,6 @@
 // nccl-tests' input and output conventions, which users' scripts depend on.
 #include "models/collective/nccl_tests.hpp"
+#include "models/collective/nccl_protocol.hpp"
 
 #include <doctest/doctest.h>
 
@@ -63,6 +64,20 @@ TEST_CASE("a row has nccl-tests' columns, widths and bandwidths") {
   for (const std::string& header_line : header) CHECK(header_line.size() == 116);
   CHECK(closing_lines(375.81) == std::vector<std::string>{"# Out of bounds values : 0 OK",
                                                           "# Avg bus bandwidth    : 375.81 "});
+}
+
+TEST_CASE("NCCL_ALGO and NCCL_PROTO lists allow, and ^lists exclude, case-insensitively") {
+  using Protocols = std::vector<NcclProtocol>;
+  CHECK(allowed_protocols("") ==
+        Protocols{NcclProtocol::kLL, NcclProtocol::kLL128, NcclProtocol::kSimple});
+  CHECK(allowed_protocols("simple") == Protocols{NcclProtocol::kSimple});
+  CHECK(allowed_protocols("^LL128") == Protocols{NcclProtocol::kLL, NcclProtocol::kSimple});
+  CHECK(allowed_protocols("LL,LL128") == Protocols{NcclProtocol::kLL, NcclProtocol::kLL128});
+  CHECK_FALSE(allowed_protocols("LL256"));
+  CHECK_FALSE(allowed_protocols("LL,"));
+  CHECK(allowed_algorithms("Tree,Ring") ==
+        std::vector<NcclAlgorithm>{NcclAlgorithm::kRing, NcclAlgorithm::kTree});
+  CHECK(allowed_algorithms("^tree") == std::vector<NcclAlgorithm>{NcclAlgorithm::kRing});
 }
 
 }  // namespace
