@@ -9,7 +9,9 @@
 //   The fabric is an ordinary scenario (generated, then loaded like a file, so --set reaches it and
 //   /meta/scenario holds it); NVLink always runs at flow level.
 // Each size runs on fresh networks, so sizes do not disturb each other, as nccl-tests' timed
-// iterations follow warm-up.
+// iterations follow warm-up. NCCL's algorithm and protocol come from --algo/--proto or
+// NCCL_ALGO/NCCL_PROTO (NCCL's list syntax); among those allowed, each size runs with every pair
+// and reports the fastest, the choice NCCL's tuner aims for.
 #include <boost/program_options.hpp>
 #include <cstdlib>
 #include <iostream>
