@@ -43,10 +43,17 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
   const FlowNetworkConfig flow_config = flow_network_config(setup.fabric);
   std::unique_ptr<Network> fabric_network;
   if (setup.fabric.model == NetworkModel::kPacket) {
+    if (setup.transport == FabricTransport::kSocket) {
+      throw std::invalid_argument("the socket transport is modeled at flow level only");
+    }
     fabric_network =
         std::make_unique<PacketNetwork>(sim, fabric, packet_config, setup.seed, discard);
   } else {
-    fabric_network = std::make_unique<FlowNetwork>(sim, fabric, flow_config, setup.seed, discard);
+    auto flows = std::make_unique<FlowNetwork>(sim, fabric, flow_config, setup.seed, discard);
+    if (setup.transport == FabricTransport::kSocket) {
+      for (std::int32_t e = 0; e < ranks; ++e) flows->limit_endpoint(e, kSocketThroughput);
+    }
+    fabric_network = std::move(flows);
   }
   Network* network = fabric_network.get();
   std::optional<Topology> nvlink_topology;

@@ -17,8 +17,17 @@
 
 namespace lockstep {
 
+// How data crosses the fabric: RDMA (GPUDirect, at the NIC's rate), or NCCL's socket transport,
+// the fallback when NCCL finds no usable RDMA device (or NCCL_IB_DISABLE=1). Over sockets each
+// NIC's host stack sustains what NCCL reached over 100 Gb/s TCP: 4-6 GB/s of all-reduce bus
+// bandwidth, below half the line rate (NVIDIA/nccl issues 450 and 398, reference.md section 1);
+// lockstep takes 5 GB/s per NIC, whatever the NIC's rate, since the CPU is the limit.
+enum class FabricTransport { kRdma, kSocket };
+inline constexpr BitRate kSocketThroughput = BitRate::gbps(40);
+
 struct CollectiveSetup {
   NetworkConfig fabric;
+  FabricTransport transport = FabricTransport::kRdma;
   std::uint64_t seed = 0;
   std::optional<NodePreset> node;  // GPU servers: NVLink inside, one NIC per GPU
   std::int32_t channels = 1;       // rings (the tree algorithm always uses two trees)
@@ -31,8 +40,9 @@ struct TimedCollective {
 };
 
 // `fabric` is the setup's fabric routing. Throws std::invalid_argument for Tree with another
-// operation than all-reduce (as in NCCL), or when two ranks that must talk over the fabric have no
-// path (a fabric without spines between rails, say). Empty when `stop` turned true before the
+// operation than all-reduce (as in NCCL), when two ranks that must talk over the fabric have no
+// path (a fabric without spines between rails, say), or for sockets at packet level (modeled at
+// flow level only). Empty when `stop` turned true before the
 // collective finished (Ctrl-C); the run loop calls `monitor` (may be null) as Simulator::run does.
 [[nodiscard]] std::optional<TimedCollective> time_collective(const CollectiveSetup& setup,
                                                              const Routing& fabric, CollectiveOp op,

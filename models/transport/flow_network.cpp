@@ -85,8 +85,10 @@ FlowNetwork::FlowNetwork(Simulator& sim, const Routing& routing, const FlowNetwo
     }
   }
   // Solver resource i is link i.
-  for (const LinkState& link : links_)
+  for (const LinkState& link : links_) {
     (void)solver_.add_resource(static_cast<double>(link.rate.bps()));
+  }
+  endpoint_limit_.assign(static_cast<std::size_t>(topology.endpoint_count()), -1);
   if (config_.sample_period) {
     sim.schedule_in_phase<&FlowNetwork::sample>(Time::zero() + *config_.sample_period,
                                                 Phase::kObserve, this);
@@ -178,6 +180,10 @@ void FlowNetwork::start_sending(QueuePair& qp) {
   std::vector<MaxMinSolver::Use> uses;
   uses.reserve(qp.links.size() + qp.reverse_links.size());
   for (const std::int32_t link : qp.links) uses.push_back({link, 1.0});
+  if (const MaxMinSolver::ResourceId limit = endpoint_limit_[static_cast<std::size_t>(qp.source)];
+      limit >= 0) {
+    uses.push_back({limit, 1.0});
+  }
   // Without acknowledgement frames (NVLink), the reverse path carries nothing.
   if (ack_weight > 0.0) {
     for (const std::int32_t link : qp.reverse_links) uses.push_back({link, ack_weight});
@@ -391,6 +397,26 @@ void FlowNetwork::limit_queue_pair(std::int32_t source, std::int32_t destination
   if (qp.flow >= 0) {
     solver_.set_cap(qp.flow, qp.cap_bps);
     request_recompute();
+  }
+}
+
+void FlowNetwork::limit_endpoint(std::int32_t endpoint, BitRate cap) {
+  if (!routing_.topology().is_endpoint(endpoint)) {
+    throw std::invalid_argument("no endpoint " + std::to_string(endpoint) + " to limit");
+  }
+  if (cap.bps() <= 0) throw std::invalid_argument("an endpoint's limit must be positive");
+  MaxMinSolver::ResourceId& limit = endpoint_limit_[static_cast<std::size_t>(endpoint)];
+  if (limit >= 0) {
+    solver_.set_capacity(limit, static_cast<double>(cap.bps()));
+    request_recompute();
+    return;
+  }
+  limit = solver_.add_resource(static_cast<double>(cap.bps()));
+  // Queue pairs already sending take the new limit on.
+  for (QueuePair& qp : queue_pairs_) {
+    if (qp.source != endpoint || qp.flow < 0) continue;
+    stop_sending(qp);
+    start_sending(qp);
   }
 }
 

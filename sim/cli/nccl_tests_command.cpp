@@ -98,7 +98,7 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   po::options_description options("lockstep nccl-tests OP (SCENARIO | --nodes N) [options]");
   ScenarioArguments scenario_arguments;
   std::string op_name, min_text = "32M", max_text = "32M", output_path, preset_name = "dgx-h100";
-  std::string model = "flow", algo_option, proto_option;
+  std::string model = "flow", algo_option, proto_option, transport = "rdma";
   std::int64_t factor = 2;
   std::int32_t channels = 0;
   std::int64_t nodes = 0;
@@ -113,6 +113,9 @@ int nccl_tests_command(const std::vector<std::string>& args) {
       "gpus-per-node", po::value(&gpus_per_node), "GPUs per server (default: the preset's)")(
       "preset", po::value(&preset_name), "server: dgx-a100, dgx-h100 (default), dgx-h200")(
       "model", po::value(&model), "with --nodes, the fabric's level: flow (default) or packet")(
+      "transport", po::value(&transport),
+      "between nodes: rdma (default) or socket (NCCL's TCP fallback, also with NCCL_IB_DISABLE=1; "
+      "flow level)")(
       "algo", po::value(&algo_option),
       "Ring, Tree, a list, or ^list to exclude (default: $NCCL_ALGO, else the fastest allowed "
       "for each size)")(
@@ -177,6 +180,14 @@ int nccl_tests_command(const std::vector<std::string>& args) {
                        " (NCCL's Tree runs all_reduce only)");
   }
   if (channels > 64) problems.push_back("--channels: at most 64, as in NCCL");
+  if (transport != "rdma" && transport != "socket") {
+    problems.push_back("--transport " + transport + ": rdma or socket");
+  }
+  // NCCL users force the socket fallback this way.
+  const char* ib_disable = std::getenv("NCCL_IB_DISABLE");
+  if (vm.count("transport") == 0 && ib_disable != nullptr && std::string(ib_disable) == "1") {
+    transport = "socket";
+  }
   if (!problems.empty()) {
     for (const std::string& p : problems) std::cerr << "lockstep nccl-tests: " << p << "\n";
     return exit_code::kBadInput;
@@ -222,6 +233,7 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   CollectiveSetup setup;
   setup.fabric = *loaded->scenario.network;
   setup.seed = loaded->scenario.simulation.seed;
+  setup.transport = transport == "socket" ? FabricTransport::kSocket : FabricTransport::kRdma;
   if (on_servers) setup.node = preset;
   setup.channels = channels > 0 ? channels : (on_servers ? preset->gpus : 1);
   const Topology topology = build_topology(setup.fabric.topology);
@@ -236,7 +248,8 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   file.write_meta_text("version", LOCKSTEP_VERSION);
   std::cout << "# lockstep nccl-tests " << op_name << ": " << ranks << " ranks on " << where
             << ", fabric at " << (setup.fabric.model == NetworkModel::kPacket ? "packet" : "flow")
-            << " level, " << setup.channels << " ring channel(s), algorithm "
+            << " level over " << (transport == "socket" ? "sockets" : "RDMA") << ", "
+            << setup.channels << " ring channel(s), algorithm "
             << (algo_text.empty() ? "auto" : algo_text) << ", protocol "
             << (proto_text.empty() ? "auto" : proto_text) << "\n#\n";
   for (const std::string& line : nccl_tests::header_lines()) std::cout << line << "\n";

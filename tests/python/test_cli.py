@@ -315,7 +315,8 @@ class NcclTests(CliTestCase):
                           "-b", "1G", "-e", "1G", "-o", out)
         self.assert_exit(result, 0)
         self.assertIn("# lockstep nccl-tests all_reduce: 16 ranks on 2 x dgx-h100 (8 GPUs each), "
-                      "fabric at flow level, 8 ring channel(s), algorithm auto, protocol auto",
+                      "fabric at flow level over RDMA, 8 ring channel(s), algorithm auto, "
+                      "protocol auto",
                       result.stdout.splitlines())
         rows = [line.split() for line in result.stdout.splitlines() if not line.startswith("#")]
         self.assertEqual(len(rows), 1)
@@ -354,6 +355,8 @@ class NcclTests(CliTestCase):
         for args, message in [(no_spines, "have no path between them over the fabric"),
                               (["all_gather", COLLECTIVES, "--algo", "Tree"], "Tree runs all_reduce"),
                               (["all_reduce", COLLECTIVES, "--channels", "65"], "at most 64"),
+                              (["all_reduce", "--nodes", "2", "--model", "packet", "--transport",
+                                "socket"], "socket transport is modeled at flow level only"),
                               (["all_reduce", VICTIM, "--set", "network.model=flow", "--set",
                                 "network.link_events=[{at: 0s, a: leaf0, b: spine0, down: true}]"],
                                "link_events are not played")]:

@@ -163,6 +163,24 @@ TEST_CASE("acknowledgements take their share of the reverse direction") {
   CHECK(f.network.rate_bps(0, 1, 0) == doctest::Approx(100e9 / (1.0 + 64.0 / 1062.0)));
 }
 
+// Host 0's stack sustains 20 Gb/s for everything it sends: its two flows get 10 Gb/s each, and
+// host 1's flow to host 2 takes the rest of host 2's link.
+TEST_CASE("an endpoint's limit is shared by everything it sends") {
+  FlowFixture f(star(3));
+  (void)f.network.send(0, 1, Bytes(10'000'000), 0, f.completions);
+  (void)f.network.send(0, 2, Bytes(10'000'000), 0, f.completions);
+  (void)f.network.send(1, 2, Bytes(10'000'000), 0, f.completions);
+  (void)f.sim.run(Time::from_ps(1'000'000));
+  CHECK(f.network.rate_bps(0, 2, 0) == 50e9);
+  f.network.limit_endpoint(0, BitRate::gbps(20));
+  (void)f.sim.run(Time::from_ps(2'000'000));
+  CHECK(f.network.rate_bps(0, 1, 0) == doctest::Approx(10e9));
+  CHECK(f.network.rate_bps(0, 2, 0) == doctest::Approx(10e9));
+  CHECK(f.network.rate_bps(1, 2, 0) == doctest::Approx(90e9));
+  CHECK_THROWS(f.network.limit_endpoint(3, BitRate::gbps(1)));
+  CHECK_THROWS(f.network.limit_endpoint(0, BitRate::bps(0)));
+}
+
 // Two hosts on leaf 0 send to two on leaf 1 on queue pairs that ECMP puts on different spines.
 struct TwoSpines {
   static Topology topology() {
