@@ -6,6 +6,17 @@
 
 namespace lockstep {
 
+Bytes even_share(Bytes total, std::int64_t parts, std::int64_t index) {
+  return Bytes(total.count() / parts + (index < total.count() % parts ? 1 : 0));
+}
+
+std::int32_t pipeline_chunks(Bytes bytes) {
+  constexpr std::int64_t kChunk = std::int64_t{1} << 20;
+  constexpr std::int64_t kMostChunks = 64;
+  return static_cast<std::int32_t>(
+      std::clamp<std::int64_t>((bytes.count() + kChunk - 1) / kChunk, 1, kMostChunks));
+}
+
 CollectiveAlgorithm::CollectiveAlgorithm(Simulator& sim, Network& network,
                                          std::optional<ProtocolOverheads> overheads,
                                          NcclAlgorithm algorithm)

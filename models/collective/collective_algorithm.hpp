@@ -16,6 +16,13 @@
 
 namespace lockstep {
 
+// Part `index` of `total` split into `parts` as evenly as whole bytes allow.
+[[nodiscard]] Bytes even_share(Bytes total, std::int64_t parts, std::int64_t index);
+
+// How many chunks a pipelined stream of `bytes` is cut into (trees, broadcast and reduce chains):
+// 1 MiB each, at least one and at most 64, which bounds the messages of a large collective.
+[[nodiscard]] std::int32_t pipeline_chunks(Bytes bytes);
+
 struct ProtocolOverheads {
   NcclProtocol protocol = NcclProtocol::kSimple;
   std::int32_t gpus_per_node = 1;

@@ -6,12 +6,14 @@
 namespace lockstep {
 namespace {
 
-constexpr std::array<std::pair<CollectiveOp, std::string_view>, 5> kNames{{
+constexpr std::array<std::pair<CollectiveOp, std::string_view>, 7> kNames{{
     {CollectiveOp::kAllReduce, "all_reduce"},
     {CollectiveOp::kReduceScatter, "reduce_scatter"},
     {CollectiveOp::kAllGather, "all_gather"},
     {CollectiveOp::kAllToAll, "alltoall"},
     {CollectiveOp::kSendRecv, "sendrecv"},
+    {CollectiveOp::kBroadcast, "broadcast"},
+    {CollectiveOp::kReduce, "reduce"},
 }};
 
 }  // namespace
@@ -40,6 +42,8 @@ double bus_bandwidth_factor(CollectiveOp op, std::int64_t ranks) {
     case CollectiveOp::kAllToAll:
       return (n - 1.0) / n;
     case CollectiveOp::kSendRecv:
+    case CollectiveOp::kBroadcast:
+    case CollectiveOp::kReduce:
       return 1.0;
   }
   return 1.0;

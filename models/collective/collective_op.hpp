@@ -15,13 +15,16 @@ enum class CollectiveOp {
   kAllGather,      // S is the whole array: every rank contributes S / n and ends with S
   kAllToAll,       // every rank sends S / n bytes to every rank (itself included, locally)
   kSendRecv,       // every rank sends S bytes to the next rank of the ring
+  kBroadcast,      // the root's S bytes reach every rank
+  kReduce,         // the reduction of every rank's S bytes reaches the root
 };
 
-// nccl-tests' names: all_reduce, reduce_scatter, all_gather, alltoall, sendrecv.
+// nccl-tests' names: all_reduce, reduce_scatter, all_gather, alltoall, sendrecv, broadcast, reduce.
 [[nodiscard]] std::string_view collective_name(CollectiveOp op);
 [[nodiscard]] std::optional<CollectiveOp> collective_named(std::string_view name);
 
-// 2(n-1)/n for all-reduce; (n-1)/n for reduce-scatter, all-gather and all-to-all; 1 for send/recv.
+// 2(n-1)/n for all-reduce; (n-1)/n for reduce-scatter, all-gather and all-to-all; 1 for send/recv,
+// broadcast and reduce.
 // ranks >= 1.
 [[nodiscard]] double bus_bandwidth_factor(CollectiveOp op, std::int64_t ranks);
 

@@ -8,12 +8,6 @@
 namespace lockstep {
 namespace {
 
-// Part `index` of `total` split into `parts` as evenly as whole bytes allow.
-Bytes share(Bytes total, std::int64_t parts, std::int64_t index) {
-  const std::int64_t base = total.count() / parts;
-  return Bytes(base + (index < total.count() % parts ? 1 : 0));
-}
-
 std::int32_t modulo(std::int32_t value, std::int32_t n) { return ((value % n) + n) % n; }
 
 }  // namespace
@@ -53,7 +47,14 @@ CollectiveRun::CollectiveRun(Simulator& sim, Network& network,
     }
   }
   const std::int64_t n = ranks();
-  if (n > 1) {
+  for (const std::vector<std::int32_t>& ring : rings_) {
+    root_position_.push_back(
+        static_cast<std::int32_t>(std::min_element(ring.begin(), ring.end()) - ring.begin()));
+  }
+  chain_chunks_ = pipeline_chunks(even_share(size_, channels(), 0));
+  if (n > 1 && is_chain()) {
+    expect_transfers((n - 1) * chain_chunks_ * channels());
+  } else if (n > 1) {
     const std::int64_t per_channel = op_ == CollectiveOp::kAllToAll
                                          ? n * (n - 1)
                                          : n * (op_ == CollectiveOp::kSendRecv ? 1 : ring_steps());
@@ -61,12 +62,26 @@ CollectiveRun::CollectiveRun(Simulator& sim, Network& network,
   }
 }
 
+Bytes CollectiveRun::chain_chunk(std::int32_t channel, std::int32_t chunk) const {
+  return even_share(even_share(size_, channels(), channel), chain_chunks_, chunk);
+}
+
+std::int32_t CollectiveRun::chain_start(std::int32_t channel) const {
+  const std::int32_t root = root_position_[static_cast<std::size_t>(channel)];
+  return op_ == CollectiveOp::kBroadcast ? root : (root + 1) % ranks();
+}
+
+std::int32_t CollectiveRun::chain_end(std::int32_t channel) const {
+  const std::int32_t root = root_position_[static_cast<std::size_t>(channel)];
+  return op_ == CollectiveOp::kBroadcast ? (root + ranks() - 1) % ranks() : root;
+}
+
 std::int32_t CollectiveRun::ring_steps() const {
   return op_ == CollectiveOp::kAllReduce ? 2 * (ranks() - 1) : ranks() - 1;
 }
 
 Bytes CollectiveRun::chunk(std::int32_t channel, std::int32_t index) const {
-  return share(share(size_, channels(), channel), ranks(), index);
+  return even_share(even_share(size_, channels(), channel), ranks(), index);
 }
 
 void CollectiveRun::launch() {
@@ -85,7 +100,14 @@ void CollectiveRun::launch() {
           }
           break;
         case CollectiveOp::kSendRecv:
-          send_to(c, r, (r + 1) % n, 0, share(size_, channels(), c));
+          send_to(c, r, (r + 1) % n, 0, even_share(size_, channels(), c));
+          break;
+        case CollectiveOp::kBroadcast:
+        case CollectiveOp::kReduce:
+          if (r != chain_start(c)) break;
+          for (std::int32_t k = 0; k < chain_chunks_; ++k) {
+            send_to(c, r, (r + 1) % n, k, chain_chunk(c, k));
+          }
           break;
       }
     }
@@ -111,12 +133,21 @@ void CollectiveRun::on_message_delivered(const Message& message, Time delivered)
   const Transfer transfer = it->second;
   in_flight_.erase(it);
   const Time ready = noticed(message, delivered);
-  const bool ring = op_ == CollectiveOp::kAllReduce || op_ == CollectiveOp::kReduceScatter ||
-                    op_ == CollectiveOp::kAllGather;
-  if (!ring || transfer.step + 1 >= ring_steps()) return;
+  const std::int32_t at = (transfer.sender + 1) % ranks();
+  std::int32_t next_step = 0;
+  if (is_chain()) {
+    // A chain rank passes on the chunk that just arrived (reduced, for reduce).
+    if (at == chain_end(transfer.channel)) return;
+    next_step = transfer.step;
+  } else {
+    const bool ring = op_ == CollectiveOp::kAllReduce || op_ == CollectiveOp::kReduceScatter ||
+                      op_ == CollectiveOp::kAllGather;
+    if (!ring || transfer.step + 1 >= ring_steps()) return;
+    next_step = transfer.step + 1;
+  }
   const std::uint64_t next = (static_cast<std::uint64_t>(transfer.channel) << 48) |
-                             (static_cast<std::uint64_t>((transfer.sender + 1) % ranks()) << 24) |
-                             static_cast<std::uint64_t>(transfer.step + 1);
+                             (static_cast<std::uint64_t>(at) << 24) |
+                             static_cast<std::uint64_t>(next_step);
   if (ready == delivered) {
     send_packed_step(next);
   } else {
@@ -126,9 +157,14 @@ void CollectiveRun::on_message_delivered(const Message& message, Time delivered)
 
 void CollectiveRun::send_packed_step(std::uint64_t packed) {
   constexpr std::uint64_t kMask24 = (std::uint64_t{1} << 24) - 1;
-  send_ring_step(static_cast<std::int32_t>(packed >> 48),
-                 static_cast<std::int32_t>((packed >> 24) & kMask24),
-                 static_cast<std::int32_t>(packed & kMask24));
+  const auto channel = static_cast<std::int32_t>(packed >> 48);
+  const auto sender = static_cast<std::int32_t>((packed >> 24) & kMask24);
+  const auto step = static_cast<std::int32_t>(packed & kMask24);
+  if (is_chain()) {
+    send_to(channel, sender, (sender + 1) % ranks(), step, chain_chunk(channel, step));
+  } else {
+    send_ring_step(channel, sender, step);
+  }
 }
 
 }  // namespace lockstep

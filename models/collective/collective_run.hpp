@@ -14,6 +14,9 @@
 // - reduce-scatter and all-gather: the same with n-1 steps.
 // - all-to-all: every rank sends S/n to every other rank at once.
 // - send/recv: every rank sends S to the next rank.
+// - broadcast and reduce: a pipelined chain along each channel's ring, from the root (the lowest
+//   rank, nccl-tests' root 0) for broadcast and ending at it for reduce; a channel's share is cut
+//   into chunks (pipeline_chunks), and a rank passes chunk k on the moment it has arrived.
 // The collective ends when the last chunk has arrived at its rank (delivery, not acknowledgement).
 //
 // NCCL's protocol costs are charged as collective_algorithm.hpp says, with the ring's base latency.
@@ -54,18 +57,28 @@ class CollectiveRun final : public CollectiveAlgorithm {
   [[nodiscard]] std::int32_t ranks() const { return static_cast<std::int32_t>(rings_[0].size()); }
   [[nodiscard]] std::int32_t channels() const { return static_cast<std::int32_t>(rings_.size()); }
   [[nodiscard]] std::int32_t ring_steps() const;
+  [[nodiscard]] bool is_chain() const {
+    return op_ == CollectiveOp::kBroadcast || op_ == CollectiveOp::kReduce;
+  }
+  // A chain's first and last ring positions on a channel.
+  [[nodiscard]] std::int32_t chain_start(std::int32_t channel) const;
+  [[nodiscard]] std::int32_t chain_end(std::int32_t channel) const;
+  [[nodiscard]] Bytes chain_chunk(std::int32_t channel, std::int32_t chunk) const;
   [[nodiscard]] Bytes chunk(std::int32_t channel, std::int32_t index) const;
   void launch() override;
   void send_to(std::int32_t channel, std::int32_t sender, std::int32_t receiver, std::int32_t step,
                Bytes size);
   void send_ring_step(std::int32_t channel, std::int32_t sender, std::int32_t step);
-  // A ring step as one event argument: channel, sender and step in 16, 24 and 24 bits.
+  // A ring step, or a chain's chunk, as one event argument: channel, sender and step (or chunk) in
+  // 16, 24 and 24 bits.
   void send_packed_step(std::uint64_t packed);
 
   std::vector<std::vector<std::int32_t>> rings_;
   CollectiveOp op_;
   Bytes size_;
   std::uint32_t first_queue_pair_;
+  std::int32_t chain_chunks_ = 1;
+  std::vector<std::int32_t> root_position_;  // per channel: where rank 0 sits in its ring
   std::unordered_map<std::uint64_t, Transfer>
       in_flight_;  // by message id; looked up, never iterated
 };

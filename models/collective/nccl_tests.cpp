@@ -70,14 +70,23 @@ Shape shape(CollectiveOp op, Bytes requested, std::int64_t ranks) {
     }
     case CollectiveOp::kAllReduce:
     case CollectiveOp::kSendRecv:
+    case CollectiveOp::kBroadcast:
+    case CollectiveOp::kReduce:
       break;
   }
   const std::int64_t count = requested.count() / kFloatBytes;
   return Shape{Bytes(count * kFloatBytes), count};
 }
 
+int root(CollectiveOp op) {
+  return op == CollectiveOp::kBroadcast || op == CollectiveOp::kReduce ? 0 : -1;
+}
+
 std::string_view redop(CollectiveOp op) {
-  return op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter ? "sum" : "none";
+  return op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter ||
+                 op == CollectiveOp::kReduce
+             ? "sum"
+             : "none";
 }
 
 std::vector<std::string> header_lines() {
@@ -103,7 +112,7 @@ std::string row(CollectiveOp op, const Shape& shape, std::int64_t ranks, Duratio
   char start[96];
   std::snprintf(start, sizeof start, "%12lld  %12lld  %8s  %6s  %6d",
                 static_cast<long long>(shape.size.count()), static_cast<long long>(shape.count),
-                "float", std::string(redop(op)).c_str(), -1);
+                "float", std::string(redop(op)).c_str(), root(op));
   return start + half(shape.size, out_of_place, factor) + half(shape.size, in_place, factor);
 }
 

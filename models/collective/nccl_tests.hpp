@@ -42,6 +42,8 @@ struct Shape {
 
 // "sum" for the reductions, "none" otherwise.
 [[nodiscard]] std::string_view redop(CollectiveOp op);
+// The root column: rank 0 for broadcast and reduce (nccl-tests' default -r 0), -1 otherwise.
+[[nodiscard]] int root(CollectiveOp op);
 
 [[nodiscard]] std::vector<std::string> header_lines();
 // One row; the same time in both halves when in-place and out-of-place move the same bytes.

@@ -6,13 +6,6 @@
 namespace lockstep {
 namespace {
 
-constexpr std::int64_t kChunkTarget = std::int64_t{1} << 20;
-constexpr std::int32_t kMaxChunks = 64;
-
-Bytes share(Bytes total, std::int64_t parts, std::int64_t index) {
-  return Bytes(total.count() / parts + (index < total.count() % parts ? 1 : 0));
-}
-
 std::uint64_t pack(std::int32_t tree, std::int32_t chunk, bool up, std::int32_t rank) {
   return (static_cast<std::uint64_t>(tree) << 48) | (static_cast<std::uint64_t>(chunk) << 32) |
          (static_cast<std::uint64_t>(up ? 1 : 0) << 31) | static_cast<std::uint64_t>(rank);
@@ -52,8 +45,7 @@ TreeAllReduce::TreeAllReduce(Simulator& sim, Network& network,
   }
   const auto trees_count = static_cast<std::int64_t>(parents_.size());
   const std::int64_t per_tree = size_.count() / trees_count;
-  chunks_ = static_cast<std::int32_t>(
-      std::clamp<std::int64_t>((per_tree + kChunkTarget - 1) / kChunkTarget, 1, kMaxChunks));
+  chunks_ = pipeline_chunks(Bytes(per_tree));
   expect_transfers(ranks > 1 ? 2 * trees_count * chunks_ * static_cast<std::int64_t>(ranks - 1)
                              : 0);
   arrived_up_.assign(parents_.size(),
@@ -61,7 +53,8 @@ TreeAllReduce::TreeAllReduce(Simulator& sim, Network& network,
 }
 
 Bytes TreeAllReduce::chunk_size(std::int32_t tree, std::int32_t chunk) const {
-  return share(share(size_, static_cast<std::int64_t>(parents_.size()), tree), chunks_, chunk);
+  return even_share(even_share(size_, static_cast<std::int64_t>(parents_.size()), tree), chunks_,
+                    chunk);
 }
 
 void TreeAllReduce::launch() {

@@ -298,6 +298,15 @@ class NcclTests(CliTestCase):
                                sum(float(r[7]) for r in rows) / len(rows), delta=0.01)
         self.assertTrue(out.is_file())
 
+    def test_broadcast_rows_name_root_zero_and_count_busbw_as_algbw(self):
+        result = lockstep("nccl-tests", "broadcast", COLLECTIVES, "-b", "4M", "-e", "4M",
+                          "-o", self.dir / "bcast.h5")
+        self.assert_exit(result, 0)
+        rows = [line.split() for line in result.stdout.splitlines() if not line.startswith("#")]
+        self.assertEqual(len(rows), 1)
+        self.assertEqual(rows[0][2:5], ["float", "none", "0"])
+        self.assertEqual(rows[0][6], rows[0][7])
+
     def test_bad_arguments_are_refused_before_anything_runs(self):
         for args, message in [(["allreduce", COLLECTIVES], "unknown collective 'allreduce'"),
                               (["all_reduce", COLLECTIVES, "-b", "8M", "-e", "1M"], "-e 1M"),

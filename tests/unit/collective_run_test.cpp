@@ -116,6 +116,8 @@ TEST_CASE("each operation sends the messages its algorithm needs") {
   CHECK(transfers(CollectiveOp::kAllGather, 1) == 4 * 3);
   CHECK(transfers(CollectiveOp::kAllToAll, 1) == 4 * 3);
   CHECK(transfers(CollectiveOp::kSendRecv, 1) == 4);
+  CHECK(transfers(CollectiveOp::kBroadcast, 1) == 3);
+  CHECK(transfers(CollectiveOp::kReduce, 2) == 2 * 3);
   CollectiveRun alone(fabric.sim, *fabric.network, {{2}}, CollectiveOp::kAllReduce, Bytes(4'000));
   alone.start();
   CHECK(alone.finished());
@@ -164,6 +166,19 @@ TEST_CASE("NCCL's protocols cost wire bytes and latency on top of the transfers"
   CHECK(took(ProtocolOverheads{NcclProtocol::kLL, 1}) / bare == doctest::Approx(2.0).epsilon(0.01));
   CHECK(took(ProtocolOverheads{NcclProtocol::kSimple, 1}) - bare ==
         doctest::Approx(76.2e6).epsilon(1e-6));
+}
+
+// 64 MiB broadcast down a chain of 4 hosts, in 64 chunks of 1 MiB: bandwidth-bound, it takes the
+// data's time at a host link's goodput (its acknowledgements share the link: 1000 / 1126 of
+// 100 Gb/s) plus the pipeline's fill, two more chunks, and latencies: within 3.5% of
+// 66/64 of the data's time. A reduce is the same chain ending at the root.
+TEST_CASE("broadcast and reduce pipeline chunks down a chain at a link's rate") {
+  const double data_ps = 67'108'864.0 * 8 / (100e9 * 1000 / 1126) * 1e12;
+  for (const CollectiveOp op : {CollectiveOp::kBroadcast, CollectiveOp::kReduce}) {
+    Fabric fabric(star(4), Backend::kFlow);
+    const Duration took = fabric.run(op, Bytes(67'108'864), 4);
+    CHECK(static_cast<double>(took.ps()) == doctest::Approx(data_ps * 66 / 64).epsilon(0.035));
+  }
 }
 
 // One host link at a quarter of the rate: every step waits for the chunk that crosses it, so the
