@@ -140,7 +140,8 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   }
   if (vm.count("help") != 0) {
     std::cout << "Runs nccl-tests' size sweep of one collective (all_reduce, reduce_scatter,\n"
-                 "all_gather, alltoall, sendrecv, broadcast, reduce) over a scenario's network, one rank per "
+                 "all_gather, alltoall, sendrecv, broadcast, reduce) over a scenario's network, "
+                 "one rank per "
                  "endpoint,\nor over --nodes GPU servers of a preset.\n\n"
               << options;
     return exit_code::kOk;
