@@ -32,7 +32,10 @@ CollectiveAlgorithm::CollectiveAlgorithm(Simulator& sim, Network& network,
 void CollectiveAlgorithm::start() {
   started_at_ = sim_.now();
   finished_at_ = sim_.now();
-  if (transfers_ == 0) return;
+  if (transfers_ == 0) {
+    if (on_finished_) on_finished_();
+    return;
+  }
   if (cost_.base_latency > Duration()) {
     sim_.schedule<&CollectiveAlgorithm::launch>(sim_.now() + cost_.base_latency, this);
   } else {
@@ -59,7 +62,14 @@ Time CollectiveAlgorithm::noticed(const Message& message, Time delivered) {
     step = same_node ? cost_.nvlink_step : cost_.network_step;
   }
   finished_at_ = std::max(finished_at_, delivered + step);
+  if (delivered_ == transfers_) {
+    sim_.schedule<&CollectiveAlgorithm::report_finished>(finished_at_, this);
+  }
   return delivered + step;
+}
+
+void CollectiveAlgorithm::report_finished() {
+  if (on_finished_) on_finished_();
 }
 
 void CollectiveAlgorithm::on_message_complete(const Message& /*message*/,

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 
 #include "models/collective/nccl_protocol.hpp"
@@ -40,6 +41,9 @@ class CollectiveAlgorithm : public MessageListener {
   // When the last transfer arrived and was noticed; valid once finished().
   [[nodiscard]] Time finished_at() const { return finished_at_; }
   [[nodiscard]] std::int64_t transfers() const { return transfers_; }
+  // Called once, at finished_at(), when the last transfer has been noticed (at start() when there
+  // is nothing to send).
+  void when_finished(std::function<void()> callback) { on_finished_ = std::move(callback); }
 
   void on_message_complete(const Message& message, const MessageTimes& times) override;
 
@@ -61,8 +65,11 @@ class CollectiveAlgorithm : public MessageListener {
   Network& network_;
 
  private:
+  void report_finished();
+
   std::optional<ProtocolOverheads> overheads_;
   ProtocolCost cost_;
+  std::function<void()> on_finished_;
   std::int64_t transfers_ = 0;
   std::int64_t delivered_ = 0;
   Time started_at_;

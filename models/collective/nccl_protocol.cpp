@@ -14,11 +14,12 @@ bool same_ignoring_case(std::string_view a, std::string_view b) {
          });
 }
 
-// Splits NCCL's list syntax and keeps the members of `all` it allows.
+// Splits NCCL's list syntax: the listed members of `known`, or `defaults` less the listed ones,
+// in `known`'s order either way.
 template <class T, class Named>
-std::optional<std::vector<T>> allowed(std::string_view spec, const std::vector<T>& all,
-                                      Named named) {
-  if (spec.empty()) return all;
+std::optional<std::vector<T>> allowed(std::string_view spec, const std::vector<T>& known,
+                                      const std::vector<T>& defaults, Named named) {
+  if (spec.empty()) return defaults;
   const bool exclude = spec.front() == '^';
   if (exclude) spec.remove_prefix(1);
   std::vector<T> listed;
@@ -30,10 +31,15 @@ std::optional<std::vector<T>> allowed(std::string_view spec, const std::vector<T
     if (comma == std::string_view::npos) break;
     spec.remove_prefix(comma + 1);
   }
+  auto is_listed = [&listed](const T& x) {
+    return std::find(listed.begin(), listed.end(), x) != listed.end();
+  };
   std::vector<T> out;
-  for (const T& candidate : all) {
-    const bool in_list = std::find(listed.begin(), listed.end(), candidate) != listed.end();
-    if (in_list != exclude) out.push_back(candidate);
+  for (const T& candidate : known) {
+    const bool is_default =
+        std::find(defaults.begin(), defaults.end(), candidate) != defaults.end();
+    if (exclude ? is_default && !is_listed(candidate) : is_listed(candidate))
+      out.push_back(candidate);
   }
   return out;
 }
@@ -73,23 +79,34 @@ std::optional<NcclProtocol> protocol_named(std::string_view name) {
 }
 
 std::string_view algorithm_name(NcclAlgorithm algorithm) {
-  return algorithm == NcclAlgorithm::kTree ? "Tree" : "Ring";
+  switch (algorithm) {
+    case NcclAlgorithm::kRing:
+      return "Ring";
+    case NcclAlgorithm::kTree:
+      return "Tree";
+    case NcclAlgorithm::kHierarchical:
+      return "Hierarchical";
+  }
+  return "Ring";
 }
 
 std::optional<NcclAlgorithm> algorithm_named(std::string_view name) {
-  for (const NcclAlgorithm a : {NcclAlgorithm::kRing, NcclAlgorithm::kTree}) {
+  for (const NcclAlgorithm a :
+       {NcclAlgorithm::kRing, NcclAlgorithm::kTree, NcclAlgorithm::kHierarchical}) {
     if (same_ignoring_case(name, algorithm_name(a))) return a;
   }
   return std::nullopt;
 }
 
 std::optional<std::vector<NcclAlgorithm>> allowed_algorithms(std::string_view spec) {
-  return allowed(spec, std::vector{NcclAlgorithm::kRing, NcclAlgorithm::kTree}, algorithm_named);
+  return allowed(
+      spec, std::vector{NcclAlgorithm::kRing, NcclAlgorithm::kTree, NcclAlgorithm::kHierarchical},
+      std::vector{NcclAlgorithm::kRing, NcclAlgorithm::kTree}, algorithm_named);
 }
 
 std::optional<std::vector<NcclProtocol>> allowed_protocols(std::string_view spec) {
-  return allowed(spec, std::vector{NcclProtocol::kLL, NcclProtocol::kLL128, NcclProtocol::kSimple},
-                 protocol_named);
+  const std::vector protocols{NcclProtocol::kLL, NcclProtocol::kLL128, NcclProtocol::kSimple};
+  return allowed(spec, protocols, protocols, protocol_named);
 }
 
 }  // namespace lockstep

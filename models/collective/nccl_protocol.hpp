@@ -20,7 +20,9 @@
 namespace lockstep {
 
 enum class NcclProtocol { kLL, kLL128, kSimple };
-enum class NcclAlgorithm { kRing, kTree };
+// kHierarchical is lockstep's textbook two-level all-reduce (hierarchical_all_reduce.hpp), not
+// one of NCCL's: it is charged the ring's costs and only runs when named.
+enum class NcclAlgorithm { kRing, kTree, kHierarchical };
 
 struct ProtocolCost {
   double data_per_wire_byte = 1.0;
@@ -39,7 +41,8 @@ struct ProtocolCost {
 [[nodiscard]] std::optional<NcclAlgorithm> algorithm_named(std::string_view name);
 
 // What NCCL_ALGO and NCCL_PROTO allow, in their syntax: a comma-separated list of names, or "^"
-// followed by names to exclude; empty allows every one. Empty optional for an unknown name.
+// followed by names to exclude; empty allows every one (of NCCL's: Hierarchical only when
+// listed). Empty optional for an unknown name.
 [[nodiscard]] std::optional<std::vector<NcclAlgorithm>> allowed_algorithms(std::string_view spec);
 [[nodiscard]] std::optional<std::vector<NcclProtocol>> allowed_protocols(std::string_view spec);
 

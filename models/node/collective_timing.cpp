@@ -7,6 +7,7 @@
 #include "models/collective/channel_rings.hpp"
 #include "models/collective/collective_run.hpp"
 #include "models/collective/double_binary_tree.hpp"
+#include "models/collective/hierarchical_all_reduce.hpp"
 #include "models/collective/tree_all_reduce.hpp"
 #include "models/node/cluster_network.hpp"
 #include "models/node/nvlink_domain.hpp"
@@ -30,8 +31,9 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
                                                CollectiveOp op, Bytes size, NcclAlgorithm algorithm,
                                                NcclProtocol protocol, RunMonitor* monitor,
                                                const std::function<bool()>& stop) {
-  if (algorithm == NcclAlgorithm::kTree && op != CollectiveOp::kAllReduce) {
-    throw std::invalid_argument("the tree algorithm runs all_reduce only, as in NCCL");
+  if (algorithm != NcclAlgorithm::kRing && op != CollectiveOp::kAllReduce) {
+    throw std::invalid_argument("the " + std::string(algorithm_name(algorithm)) +
+                                " algorithm runs all_reduce only");
   }
   const Topology& topology = fabric.topology();
   const std::int32_t ranks = topology.endpoint_count();
@@ -82,7 +84,10 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
   };
   const std::vector<std::vector<std::int32_t>> channel_rings = rings(setup, ranks);
   const std::vector<std::vector<std::int32_t>> trees = double_binary_trees(ranks / gpus, gpus);
-  if (algorithm == NcclAlgorithm::kRing) {
+  if (algorithm == NcclAlgorithm::kHierarchical) {
+    // Across nodes, the GPUs of one index form a ring.
+    for (std::int32_t r = 0; r < ranks; ++r) check_reachable(r, (r + gpus) % ranks);
+  } else if (algorithm == NcclAlgorithm::kRing) {
     for (const std::vector<std::int32_t>& ring : channel_rings) {
       for (std::size_t i = 0; i < ring.size(); ++i)
         check_reachable(ring[i], ring[(i + 1) % ring.size()]);
@@ -97,24 +102,35 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
   const ProtocolOverheads overheads{protocol, gpus};
   std::unique_ptr<CollectiveRun> ring;
   std::unique_ptr<TreeAllReduce> tree;
+  std::unique_ptr<HierarchicalAllReduce> hierarchical;
   if (algorithm == NcclAlgorithm::kRing) {
     ring = std::make_unique<CollectiveRun>(sim, *network, channel_rings, op, size, overheads);
-  } else {
+  } else if (algorithm == NcclAlgorithm::kTree) {
     tree = std::make_unique<TreeAllReduce>(sim, *network, trees, size, overheads);
+  } else {
+    hierarchical =
+        std::make_unique<HierarchicalAllReduce>(sim, *network, ranks / gpus, gpus, size, overheads);
   }
-  auto finished = [&] { return ring ? ring->finished() : tree->finished(); };
+  auto finished = [&] {
+    return ring ? ring->finished() : tree ? tree->finished() : hierarchical->finished();
+  };
   // Often enough for Ctrl-C to answer within a fraction of a second.
   constexpr std::uint64_t kMonitorPeriodEvents = 1 << 16;
   if (monitor != nullptr) sim.set_monitor(monitor, kMonitorPeriodEvents);
   if (ring) ring->start();
   if (tree) tree->start();
+  if (hierarchical) hierarchical->start();
   // Periodic sampling keeps a packet network busy forever, so stop at the collective's end.
   while (!finished() && !stop()) {
     if (sim.run(sim.now() + Duration::us(100)) == RunOutcome::kDrained) break;
   }
   if (!finished()) return std::nullopt;
-  const Time started = ring ? ring->started_at() : tree->started_at();
-  const Time ended = ring ? ring->finished_at() : tree->finished_at();
+  const Time started = ring   ? ring->started_at()
+                       : tree ? tree->started_at()
+                              : hierarchical->started_at();
+  const Time ended = ring   ? ring->finished_at()
+                     : tree ? tree->finished_at()
+                            : hierarchical->finished_at();
   return TimedCollective{ended - started, sim.now(), sim.events_processed()};
 }
 

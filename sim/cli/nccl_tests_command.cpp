@@ -42,7 +42,7 @@ struct ResultRow {
   std::int64_t count;
   std::int64_t time_ps;
   double bus_factor;
-  FixedText<8> algorithm;
+  FixedText<16> algorithm;
   FixedText<8> protocol;
 };
 
@@ -61,7 +61,7 @@ std::vector<std::pair<NcclAlgorithm, NcclProtocol>> candidates(
     const std::vector<NcclProtocol>& protocols) {
   std::vector<std::pair<NcclAlgorithm, NcclProtocol>> out;
   for (const NcclAlgorithm a : algorithms) {
-    if (a == NcclAlgorithm::kTree && op != CollectiveOp::kAllReduce) continue;
+    if (a != NcclAlgorithm::kRing && op != CollectiveOp::kAllReduce) continue;
     for (const NcclProtocol p : protocols) out.emplace_back(a, p);
   }
   return out;
@@ -118,7 +118,7 @@ int nccl_tests_command(const std::vector<std::string>& args) {
       "flow level)")(
       "algo", po::value(&algo_option),
       "Ring, Tree, a list, or ^list to exclude (default: $NCCL_ALGO, else the fastest allowed "
-      "for each size)")(
+      "for each size); also Hierarchical, lockstep's two-level all-reduce, when named")(
       "proto", po::value(&proto_option),
       "LL, LL128, Simple, a list, or ^list (default: $NCCL_PROTO, else the fastest allowed)")(
       "output,o", po::value(&output_path),
@@ -178,7 +178,7 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   }
   if (op && algorithms && protocols && candidates(*op, *algorithms, *protocols).empty()) {
     problems.push_back("no allowed algorithm and protocol run " + op_name +
-                       " (NCCL's Tree runs all_reduce only)");
+                       " (Tree and Hierarchical run all_reduce only)");
   }
   if (channels > 64) problems.push_back("--channels: at most 64, as in NCCL");
   if (transport != "rdma" && transport != "socket") {
@@ -293,7 +293,7 @@ int nccl_tests_command(const std::vector<std::string>& args) {
       ++rows;
       results.append(ResultRow{FixedText<16>(op_name), ranks, shape.size.count(), shape.count,
                                timed->time.ps(), factor_of_op,
-                               FixedText<8>(algorithm_name(chosen.first)),
+                               FixedText<16>(algorithm_name(chosen.first)),
                                FixedText<8>(protocol_name(chosen.second))});
     }
     results.flush();

@@ -362,7 +362,7 @@ class NcclTests(CliTestCase):
                      "network.topology.rail_optimized.spines=0", "--set",
                      "network.topology.rail_optimized.uplinks_per_rail_switch=0"]
         for args, message in [(no_spines, "have no path between them over the fabric"),
-                              (["all_gather", COLLECTIVES, "--algo", "Tree"], "Tree runs all_reduce"),
+                              (["all_gather", COLLECTIVES, "--algo", "Tree"], "run all_reduce only"),
                               (["all_reduce", COLLECTIVES, "--channels", "65"], "at most 64"),
                               (["all_reduce", "--nodes", "2", "--model", "packet", "--transport",
                                 "socket"], "socket transport is modeled at flow level only"),

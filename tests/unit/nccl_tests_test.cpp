@@ -78,6 +78,9 @@ TEST_CASE("NCCL_ALGO and NCCL_PROTO lists allow, and ^lists exclude, case-insens
   CHECK(allowed_algorithms("Tree,Ring") ==
         std::vector<NcclAlgorithm>{NcclAlgorithm::kRing, NcclAlgorithm::kTree});
   CHECK(allowed_algorithms("^tree") == std::vector<NcclAlgorithm>{NcclAlgorithm::kRing});
+  // lockstep's own algorithm only when named.
+  CHECK(allowed_algorithms("hierarchical,ring") ==
+        std::vector<NcclAlgorithm>{NcclAlgorithm::kRing, NcclAlgorithm::kHierarchical});
 }
 
 }  // namespace
