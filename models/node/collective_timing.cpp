@@ -1,5 +1,6 @@
 #include "models/node/collective_timing.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -44,16 +45,33 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
   const PacketNetworkConfig packet_config = packet_network_config(setup.fabric, nic_rate);
   const FlowNetworkConfig flow_config = flow_network_config(setup.fabric);
   std::unique_ptr<Network> fabric_network;
+  for (const std::int32_t r : setup.host_staged_nics) {
+    if (r < 0 || r >= ranks) throw std::invalid_argument("no rank " + std::to_string(r));
+  }
   if (setup.fabric.model == NetworkModel::kPacket) {
-    if (setup.transport == FabricTransport::kSocket) {
-      throw std::invalid_argument("the socket transport is modeled at flow level only");
+    if (setup.transport == FabricTransport::kSocket || !setup.host_staged_nics.empty()) {
+      throw std::invalid_argument(
+          "sockets and NICs reached through host memory are modeled at flow level only");
     }
     fabric_network =
         std::make_unique<PacketNetwork>(sim, fabric, packet_config, setup.seed, discard);
   } else {
     auto flows = std::make_unique<FlowNetwork>(sim, fabric, flow_config, setup.seed, discard);
+    // The tighter of the host-side limits a NIC is under.
+    std::vector<std::int64_t> limit(static_cast<std::size_t>(ranks), 0);
+    for (const std::int32_t r : setup.host_staged_nics) {
+      limit[static_cast<std::size_t>(r)] =
+          static_cast<std::int64_t>(static_cast<double>(nic_rate.bps()) * kHostStagedShare);
+    }
     if (setup.transport == FabricTransport::kSocket) {
-      for (std::int32_t e = 0; e < ranks; ++e) flows->limit_endpoint(e, kSocketThroughput);
+      for (std::int64_t& l : limit) {
+        l = l == 0 ? kSocketThroughput.bps() : std::min(l, kSocketThroughput.bps());
+      }
+    }
+    for (std::int32_t e = 0; e < ranks; ++e) {
+      if (limit[static_cast<std::size_t>(e)] > 0) {
+        flows->limit_endpoint(e, BitRate::bps(limit[static_cast<std::size_t>(e)]));
+      }
     }
     fabric_network = std::move(flows);
   }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <vector>
 
 #include "models/collective/collective_op.hpp"
 #include "models/collective/nccl_protocol.hpp"
@@ -25,9 +26,16 @@ namespace lockstep {
 enum class FabricTransport { kRdma, kSocket };
 inline constexpr BitRate kSocketThroughput = BitRate::gbps(40);
 
+// A NIC that its GPU reaches through host memory (the NIC on the other CPU socket, so NCCL turns
+// GPUDirect RDMA off, or GPUDirect off altogether) moves data at half its rate each way: NCCL over
+// 100 Gb/s InfiniBand without GPUDirect reached 6 GB/s of bus bandwidth, half of the 12 expected
+// (NVIDIA/nccl issue 465; not in reference.md, the nearest measurement found).
+inline constexpr double kHostStagedShare = 0.5;
+
 struct CollectiveSetup {
   NetworkConfig fabric;
   FabricTransport transport = FabricTransport::kRdma;
+  std::vector<std::int32_t> host_staged_nics;  // ranks whose NIC is reached through host memory
   std::uint64_t seed = 0;
   std::optional<NodePreset> node;  // GPU servers: NVLink inside, one NIC per GPU
   std::int32_t channels = 1;       // rings (the tree algorithm always uses two trees)
@@ -41,9 +49,10 @@ struct TimedCollective {
 
 // `fabric` is the setup's fabric routing. Throws std::invalid_argument for Tree with another
 // operation than all-reduce (as in NCCL), when two ranks that must talk over the fabric have no
-// path (a fabric without spines between rails, say), or for sockets at packet level (modeled at
-// flow level only). Empty when `stop` turned true before the
-// collective finished (Ctrl-C); the run loop calls `monitor` (may be null) as Simulator::run does.
+// path (a fabric without spines between rails, say), for an unknown rank in host_staged_nics, or
+// for sockets or host-staged NICs at packet level (modeled at flow level only). Empty when `stop`
+// turned true before the collective finished (Ctrl-C); the run loop calls `monitor` (may be null)
+// as Simulator::run does.
 [[nodiscard]] std::optional<TimedCollective> time_collective(const CollectiveSetup& setup,
                                                              const Routing& fabric, CollectiveOp op,
                                                              Bytes size, NcclAlgorithm algorithm,

@@ -88,7 +88,7 @@ FlowNetwork::FlowNetwork(Simulator& sim, const Routing& routing, const FlowNetwo
   for (const LinkState& link : links_) {
     (void)solver_.add_resource(static_cast<double>(link.rate.bps()));
   }
-  endpoint_limit_.assign(static_cast<std::size_t>(topology.endpoint_count()), -1);
+  endpoint_limit_.assign(static_cast<std::size_t>(topology.endpoint_count()), EndpointLimit{});
   if (config_.sample_period) {
     sim.schedule_in_phase<&FlowNetwork::sample>(Time::zero() + *config_.sample_period,
                                                 Phase::kObserve, this);
@@ -180,10 +180,10 @@ void FlowNetwork::start_sending(QueuePair& qp) {
   std::vector<MaxMinSolver::Use> uses;
   uses.reserve(qp.links.size() + qp.reverse_links.size());
   for (const std::int32_t link : qp.links) uses.push_back({link, 1.0});
-  if (const MaxMinSolver::ResourceId limit = endpoint_limit_[static_cast<std::size_t>(qp.source)];
-      limit >= 0) {
-    uses.push_back({limit, 1.0});
-  }
+  const EndpointLimit& sender = endpoint_limit_[static_cast<std::size_t>(qp.source)];
+  const EndpointLimit& receiver = endpoint_limit_[static_cast<std::size_t>(qp.destination)];
+  if (sender.send >= 0) uses.push_back({sender.send, 1.0});
+  if (receiver.receive >= 0) uses.push_back({receiver.receive, 1.0});
   // Without acknowledgement frames (NVLink), the reverse path carries nothing.
   if (ack_weight > 0.0) {
     for (const std::int32_t link : qp.reverse_links) uses.push_back({link, ack_weight});
@@ -405,16 +405,19 @@ void FlowNetwork::limit_endpoint(std::int32_t endpoint, BitRate cap) {
     throw std::invalid_argument("no endpoint " + std::to_string(endpoint) + " to limit");
   }
   if (cap.bps() <= 0) throw std::invalid_argument("an endpoint's limit must be positive");
-  MaxMinSolver::ResourceId& limit = endpoint_limit_[static_cast<std::size_t>(endpoint)];
-  if (limit >= 0) {
-    solver_.set_capacity(limit, static_cast<double>(cap.bps()));
+  const auto capacity = static_cast<double>(cap.bps());
+  EndpointLimit& limit = endpoint_limit_[static_cast<std::size_t>(endpoint)];
+  if (limit.send >= 0) {
+    solver_.set_capacity(limit.send, capacity);
+    solver_.set_capacity(limit.receive, capacity);
     request_recompute();
     return;
   }
-  limit = solver_.add_resource(static_cast<double>(cap.bps()));
+  limit.send = solver_.add_resource(capacity);
+  limit.receive = solver_.add_resource(capacity);
   // Queue pairs already sending take the new limit on.
   for (QueuePair& qp : queue_pairs_) {
-    if (qp.source != endpoint || qp.flow < 0) continue;
+    if ((qp.source != endpoint && qp.destination != endpoint) || qp.flow < 0) continue;
     stop_sending(qp);
     start_sending(qp);
   }

@@ -89,9 +89,9 @@ class FlowNetwork final : public Network {
   // A host-side limit on one queue pair's rate (e.g. what its PCIe path sustains).
   void limit_queue_pair(std::int32_t source, std::int32_t destination, std::uint32_t queue_pair,
                         BitRate cap);
-  // A host-side limit on everything an endpoint sends, shared by its queue pairs (e.g. what a TCP
-  // socket stack sustains). Throws std::invalid_argument for an unknown endpoint or a cap that is
-  // not positive.
+  // A host-side limit on what an endpoint sends, and separately on what it receives, each shared by
+  // its queue pairs (what a TCP socket stack sustains, or a NIC whose data is staged through host
+  // memory). Throws std::invalid_argument for an unknown endpoint or a cap that is not positive.
   void limit_endpoint(std::int32_t endpoint, BitRate cap);
 
   // The queue pair's current rate (0 when idle or unknown), and its path (empty when unknown).
@@ -143,8 +143,12 @@ class FlowNetwork final : public Network {
   std::deque<QueuePair> queue_pairs_;
   std::map<std::tuple<std::int32_t, std::int32_t, std::uint32_t>, std::uint32_t> queue_pair_ids_;
   std::vector<std::int32_t> queue_pair_of_flow_;  // by solver flow id
-  // The solver resource that limits what an endpoint sends, or -1.
-  std::vector<MaxMinSolver::ResourceId> endpoint_limit_;
+  // The solver resources that limit what an endpoint sends and receives, or -1.
+  struct EndpointLimit {
+    MaxMinSolver::ResourceId send = -1;
+    MaxMinSolver::ResourceId receive = -1;
+  };
+  std::vector<EndpointLimit> endpoint_limit_;
   std::vector<InFlight> in_flight_;  // drained messages awaiting acknowledgement
   std::vector<std::uint64_t> free_in_flight_;
   std::uint64_t next_message_ = 0;

@@ -99,6 +99,8 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   ScenarioArguments scenario_arguments;
   std::string op_name, min_text = "32M", max_text = "32M", output_path, preset_name = "dgx-h100";
   std::string model = "flow", algo_option, proto_option, transport = "rdma";
+  std::vector<std::int32_t> staged_nics;
+  bool no_gpudirect = false;
   std::int64_t factor = 2;
   std::int32_t channels = 0;
   std::int64_t nodes = 0;
@@ -116,6 +118,11 @@ int nccl_tests_command(const std::vector<std::string>& args) {
       "transport", po::value(&transport),
       "between nodes: rdma (default) or socket (NCCL's TCP fallback, also with NCCL_IB_DISABLE=1; "
       "flow level)")(
+      "nic-on-other-socket", po::value(&staged_nics)->composing(),
+      "this rank's NIC sits on the other CPU socket: its data goes through host memory at half "
+      "the NIC's rate (repeatable; flow level)")(
+      "no-gpudirect", po::bool_switch(&no_gpudirect),
+      "GPUDirect RDMA off: every NIC's data goes through host memory (flow level)")(
       "algo", po::value(&algo_option),
       "Ring, Tree, a list, or ^list to exclude (default: $NCCL_ALGO, else the fastest allowed "
       "for each size); also Hierarchical, lockstep's two-level all-reduce, when named")(
@@ -235,11 +242,23 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   setup.fabric = *loaded->scenario.network;
   setup.seed = loaded->scenario.simulation.seed;
   setup.transport = transport == "socket" ? FabricTransport::kSocket : FabricTransport::kRdma;
+  setup.host_staged_nics = staged_nics;
   if (on_servers) setup.node = preset;
   setup.channels = channels > 0 ? channels : (on_servers ? preset->gpus : 1);
   const Topology topology = build_topology(setup.fabric.topology);
   const Routing routing(topology);
   const std::int64_t ranks = topology.endpoint_count();
+  for (const std::int32_t r : setup.host_staged_nics) {
+    if (r < 0 || r >= ranks) {
+      std::cerr << "lockstep nccl-tests: --nic-on-other-socket " << r << ": there are ranks 0 to "
+                << ranks - 1 << "\n";
+      return exit_code::kBadInput;
+    }
+  }
+  if (no_gpudirect) {
+    setup.host_staged_nics.clear();
+    for (std::int32_t r = 0; r < ranks; ++r) setup.host_staged_nics.push_back(r);
+  }
   Hdf5Output file(output);
   file.write_meta_text("scenario", loaded->resolved_yaml);
   file.write_meta_text("scenario_file",
@@ -250,6 +269,9 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   std::cout << "# lockstep nccl-tests " << op_name << ": " << ranks << " ranks on " << where
             << ", fabric at " << (setup.fabric.model == NetworkModel::kPacket ? "packet" : "flow")
             << " level over " << (transport == "socket" ? "sockets" : "RDMA") << ", "
+            << (setup.host_staged_nics.empty() ? ""
+                                               : std::to_string(setup.host_staged_nics.size()) +
+                                                     " NIC(s) through host memory, ")
             << setup.channels << " ring channel(s), algorithm "
             << (algo_text.empty() ? "auto" : algo_text) << ", protocol "
             << (proto_text.empty() ? "auto" : proto_text) << "\n#\n";

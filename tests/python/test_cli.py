@@ -365,7 +365,9 @@ class NcclTests(CliTestCase):
                               (["all_gather", COLLECTIVES, "--algo", "Tree"], "run all_reduce only"),
                               (["all_reduce", COLLECTIVES, "--channels", "65"], "at most 64"),
                               (["all_reduce", "--nodes", "2", "--model", "packet", "--transport",
-                                "socket"], "socket transport is modeled at flow level only"),
+                                "socket"], "modeled at flow level only"),
+                              (["all_reduce", "--nodes", "2", "--nic-on-other-socket", "16"],
+                               "there are ranks 0 to 15"),
                               (["all_reduce", VICTIM, "--set", "network.model=flow", "--set",
                                 "network.link_events=[{at: 0s, a: leaf0, b: spine0, down: true}]"],
                                "link_events are not played")]:

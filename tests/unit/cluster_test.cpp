@@ -198,6 +198,24 @@ TEST_CASE("hierarchical all-reduce takes the sum of its three phases, and the ri
   CHECK(ring < hierarchical);
 }
 
+// GPU 3's NIC on the other CPU socket moves data at half its rate: the channel that leaves through
+// it runs at half speed and every ring waits for it, so each inter-node collective takes about
+// twice as long, although 15 of 16 NICs are fine.
+TEST_CASE("one NIC on the wrong socket slows every inter-node collective about twice") {
+  const Bytes size(std::int64_t{1} << 30);
+  for (const CollectiveOp op :
+       {CollectiveOp::kAllReduce, CollectiveOp::kAllGather, CollectiveOp::kReduceScatter}) {
+    CAPTURE(collective_name(op));
+    CollectiveSetup setup = h100_servers(2);
+    const Duration healthy = timed(setup, op, size, NcclAlgorithm::kRing, NcclProtocol::kSimple);
+    setup.host_staged_nics = {3};
+    const Duration misplaced = timed(setup, op, size, NcclAlgorithm::kRing, NcclProtocol::kSimple);
+    const double ratio = static_cast<double>(misplaced.ps()) / static_cast<double>(healthy.ps());
+    CHECK(ratio > 1.8);
+    CHECK(ratio < 2.1);
+  }
+}
+
 TEST_CASE("double binary trees: a chain per node to a head, heads in two shifted binary trees") {
   const std::vector<std::vector<std::int32_t>> trees = double_binary_trees(16, 8);
   REQUIRE(trees.size() == 2);

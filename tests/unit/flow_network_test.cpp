@@ -163,9 +163,10 @@ TEST_CASE("acknowledgements take their share of the reverse direction") {
   CHECK(f.network.rate_bps(0, 1, 0) == doctest::Approx(100e9 / (1.0 + 64.0 / 1062.0)));
 }
 
-// Host 0's stack sustains 20 Gb/s for everything it sends: its two flows get 10 Gb/s each, and
-// host 1's flow to host 2 takes the rest of host 2's link.
-TEST_CASE("an endpoint's limit is shared by everything it sends") {
+// Host 0's stack sustains 20 Gb/s each way: its two flows out get 10 Gb/s each, host 1's flow to
+// host 2 takes the rest of host 2's link, and a flow into host 0 gets the 20 Gb/s of its receiving
+// side.
+TEST_CASE("an endpoint's limit is shared by everything it sends, and by all it receives") {
   FlowFixture f(star(3));
   (void)f.network.send(0, 1, Bytes(10'000'000), 0, f.completions);
   (void)f.network.send(0, 2, Bytes(10'000'000), 0, f.completions);
@@ -177,6 +178,9 @@ TEST_CASE("an endpoint's limit is shared by everything it sends") {
   CHECK(f.network.rate_bps(0, 1, 0) == doctest::Approx(10e9));
   CHECK(f.network.rate_bps(0, 2, 0) == doctest::Approx(10e9));
   CHECK(f.network.rate_bps(1, 2, 0) == doctest::Approx(90e9));
+  (void)f.network.send(2, 0, Bytes(10'000'000), 0, f.completions);
+  (void)f.sim.run(Time::from_ps(3'000'000));
+  CHECK(f.network.rate_bps(2, 0, 0) == doctest::Approx(20e9));
   CHECK_THROWS(f.network.limit_endpoint(3, BitRate::gbps(1)));
   CHECK_THROWS(f.network.limit_endpoint(0, BitRate::bps(0)));
 }
