@@ -33,7 +33,9 @@ void CollectiveAlgorithm::start() {
   started_at_ = sim_.now();
   finished_at_ = sim_.now();
   if (transfers_ == 0) {
-    if (on_finished_) on_finished_();
+    // Reported by an event, like every end: a caller starting several collectives in a loop is not
+    // re-entered before its loop is done.
+    sim_.schedule<&CollectiveAlgorithm::report_finished>(sim_.now(), this);
     return;
   }
   if (cost_.base_latency > Duration()) {

@@ -41,8 +41,8 @@ class CollectiveAlgorithm : public MessageListener {
   // When the last transfer arrived and was noticed; valid once finished().
   [[nodiscard]] Time finished_at() const { return finished_at_; }
   [[nodiscard]] std::int64_t transfers() const { return transfers_; }
-  // Called once, at finished_at(), when the last transfer has been noticed (at start() when there
-  // is nothing to send).
+  // Called once, by an event at finished_at(), when the last transfer has been noticed (at the
+  // start time when there is nothing to send).
   void when_finished(std::function<void()> callback) { on_finished_ = std::move(callback); }
 
   void on_message_complete(const Message& message, const MessageTimes& times) override;

@@ -53,7 +53,6 @@ void HierarchicalAllReduce::begin(int phase) {
                                                     op, bytes, overheads_, queue_pair));
     runs_.back()->when_finished([this] { part_finished(); });
   }
-  // Started only once all exist: a collective with nothing to send finishes as it starts.
   for (std::size_t i = first; i < runs_.size(); ++i) runs_[i]->start();
 }
 

@@ -57,20 +57,21 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
         std::make_unique<PacketNetwork>(sim, fabric, packet_config, setup.seed, discard);
   } else {
     auto flows = std::make_unique<FlowNetwork>(sim, fabric, flow_config, setup.seed, discard);
-    // The tighter of the host-side limits a NIC is under.
-    std::vector<std::int64_t> limit(static_cast<std::size_t>(ranks), 0);
+    // The tighter of the host-side limits a NIC is under, from its own link's rate.
+    std::vector<std::optional<std::int64_t>> limit(static_cast<std::size_t>(ranks));
     for (const std::int32_t r : setup.host_staged_nics) {
-      limit[static_cast<std::size_t>(r)] =
-          static_cast<std::int64_t>(static_cast<double>(nic_rate.bps()) * kHostStagedShare);
+      const BitRate own = topology.cable(topology.ports(r)[0].cable).rate;
+      limit[static_cast<std::size_t>(r)] = std::max<std::int64_t>(
+          1, static_cast<std::int64_t>(static_cast<double>(own.bps()) * kHostStagedShare));
     }
     if (setup.transport == FabricTransport::kSocket) {
-      for (std::int64_t& l : limit) {
-        l = l == 0 ? kSocketThroughput.bps() : std::min(l, kSocketThroughput.bps());
+      for (std::optional<std::int64_t>& l : limit) {
+        l = std::min(l.value_or(kSocketThroughput.bps()), kSocketThroughput.bps());
       }
     }
     for (std::int32_t e = 0; e < ranks; ++e) {
-      if (limit[static_cast<std::size_t>(e)] > 0) {
-        flows->limit_endpoint(e, BitRate::bps(limit[static_cast<std::size_t>(e)]));
+      if (const std::optional<std::int64_t>& l = limit[static_cast<std::size_t>(e)]) {
+        flows->limit_endpoint(e, BitRate::bps(*l));
       }
     }
     fabric_network = std::move(flows);

@@ -255,6 +255,14 @@ int nccl_tests_command(const std::vector<std::string>& args) {
       return exit_code::kBadInput;
     }
   }
+  if (setup.fabric.model == NetworkModel::kPacket &&
+      (setup.transport == FabricTransport::kSocket || !setup.host_staged_nics.empty() ||
+       no_gpudirect)) {
+    std::cerr << "lockstep nccl-tests: sockets and NICs reached through host memory are modeled at "
+                 "flow level only (the fabric here is at packet level; NCCL_IB_DISABLE=1 asks for "
+                 "sockets)\n";
+    return exit_code::kBadInput;
+  }
   if (no_gpudirect) {
     setup.host_staged_nics.clear();
     for (std::int32_t r = 0; r < ranks; ++r) setup.host_staged_nics.push_back(r);
