@@ -13,19 +13,13 @@
 #include "models/collective/alpha_beta.hpp"
 #include "models/transport/flow_network.hpp"
 #include "models/transport/packet_network.hpp"
+#include "small_topologies.hpp"
 
 namespace lockstep {
 namespace {
 
-constexpr BitRate kRate = BitRate::gbps(100);
-constexpr Duration kDelay = Duration::us(1);
-
-// Every endpoint on one switch: a non-blocking fabric, each ring neighbour one hop away.
-Topology star(std::int32_t hosts) {
-  std::vector<Cable> cables;
-  for (NodeId h = 0; h < hosts; ++h) cables.push_back({h, hosts, kRate, kDelay});
-  return build_explicit(hosts, {{"sw", Bytes(32'000'000)}}, cables);
-}
+using testing::kDelay;
+using testing::star;
 
 // `channels` rings of endpoints 0..n-1 in order.
 std::vector<std::vector<std::int32_t>> first_ranks(std::int32_t n, std::int32_t channels = 1) {

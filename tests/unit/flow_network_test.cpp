@@ -14,27 +14,17 @@
 #include "models/fabric/fat_tree.hpp"
 #include "models/fabric/leaf_spine.hpp"
 #include "models/transport/packet_network.hpp"
+#include "small_topologies.hpp"
 
 namespace lockstep {
 namespace {
 
 using testing::Completions;
 
-constexpr BitRate kRate = BitRate::gbps(100);
-constexpr Duration kDelay = Duration::us(1);
-
-// Every endpoint on one switch, named "sw".
-Topology star(std::int32_t hosts) {
-  std::vector<Cable> cables;
-  for (NodeId h = 0; h < hosts; ++h) cables.push_back({h, hosts, kRate, kDelay});
-  return build_explicit(hosts, {{"sw", Bytes(32'000'000)}}, cables);
-}
-
-// host0 - sw0 - sw1 - host1.
-Topology chain() {
-  return build_explicit(2, {{"sw0", Bytes(32'000'000)}, {"sw1", Bytes(32'000'000)}},
-                        {{0, 2, kRate, kDelay}, {2, 3, kRate, kDelay}, {3, 1, kRate, kDelay}});
-}
+using testing::chain;
+using testing::kDelay;
+using testing::kRate;
+using testing::star;
 
 struct FlowFixture {
   explicit FlowFixture(Topology t) : topology(std::move(t)) {}

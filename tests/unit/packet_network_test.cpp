@@ -9,6 +9,7 @@
 #include "memory_backend.hpp"
 #include "models/fabric/leaf_spine.hpp"
 #include "models/transport/packet_network.hpp"
+#include "small_topologies.hpp"
 
 namespace lockstep {
 namespace {
@@ -33,13 +34,7 @@ void check_invariants(const PacketNetwork& network, bool lossless) {
   }
 }
 
-// host0 - sw0 - sw1 - host1, every link 100 Gb/s and 1 us.
-Topology chain() {
-  const BitRate rate = BitRate::gbps(100);
-  const Duration delay = Duration::us(1);
-  return build_explicit(2, {{"sw0", Bytes(32'000'000)}, {"sw1", Bytes(32'000'000)}},
-                        {{0, 2, rate, delay}, {2, 3, rate, delay}, {3, 1, rate, delay}});
-}
+using testing::chain;
 
 // A lossless network on chain(), everything a test needs to send and run.
 struct ChainNetwork {
