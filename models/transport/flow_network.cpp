@@ -142,15 +142,9 @@ void FlowNetwork::route(QueuePair& qp) {
 
 std::uint64_t FlowNetwork::send(std::int32_t source, std::int32_t destination, Bytes size,
                                 std::uint32_t queue_pair, MessageListener& listener) {
-  const Topology& topology = routing_.topology();
-  if (!topology.is_endpoint(source) || !topology.is_endpoint(destination) ||
-      source == destination) {
-    throw std::invalid_argument("message from endpoint " + std::to_string(source) + " to " +
-                                std::to_string(destination) + ": not two distinct endpoints");
-  }
+  check_message_endpoints(source, destination, endpoint_count());
   QueuePair& qp = queue_pair_for(source, destination, queue_pair);
-  const std::int64_t payload = config_.payload_per_packet.count();
-  const std::int64_t packets = size.count() == 0 ? 1 : (size.count() + payload - 1) / payload;
+  const std::int64_t packets = packets_for(size, config_.payload_per_packet);
   QueuePair::Pending pending;
   pending.message = Message{next_message_++, source, destination, size, queue_pair};
   pending.listener = &listener;

@@ -17,6 +17,12 @@ struct Message {
   std::uint32_t queue_pair = 0;  // which of the (source, destination) queue pairs carries it
 };
 
+// The packets a message of `size` travels in, `payload` bytes each: an empty message still sends
+// one (its header). payload > 0.
+[[nodiscard]] inline std::int64_t packets_for(Bytes size, Bytes payload) {
+  return size.count() == 0 ? 1 : (size.count() + payload.count() - 1) / payload.count();
+}
+
 struct MessageTimes {
   Time submitted;
   Time first_sent;

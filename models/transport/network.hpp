@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 #include "models/transport/message.hpp"
 #include "sim/core/hash.hpp"
@@ -20,6 +22,17 @@ class Network {
                              std::uint32_t queue_pair, MessageListener& listener) = 0;
   [[nodiscard]] virtual std::int32_t endpoint_count() const = 0;
 };
+
+// What every backend's send() checks first: two distinct endpoints of `endpoint_count`. Throws
+// std::invalid_argument naming both otherwise.
+inline void check_message_endpoints(std::int32_t source, std::int32_t destination,
+                                    std::int32_t endpoint_count) {
+  auto is_endpoint = [endpoint_count](std::int32_t e) { return e >= 0 && e < endpoint_count; };
+  if (!is_endpoint(source) || !is_endpoint(destination) || source == destination) {
+    throw std::invalid_argument("message from endpoint " + std::to_string(source) + " to " +
+                                std::to_string(destination) + ": not two distinct endpoints");
+  }
+}
 
 // The ECMP entropy of a queue pair, the same in both backends so that a scenario and seed put every
 // queue pair on the same path whichever backend runs it.

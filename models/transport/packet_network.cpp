@@ -112,17 +112,12 @@ Flow& PacketNetwork::flow_for(std::int32_t source, std::int32_t destination,
 
 std::uint64_t PacketNetwork::send(std::int32_t source, std::int32_t destination, Bytes size,
                                   std::uint32_t queue_pair, MessageListener& listener) {
-  const Topology& topology = routing_.topology();
-  if (!topology.is_endpoint(source) || !topology.is_endpoint(destination) ||
-      source == destination) {
-    throw std::invalid_argument("message from endpoint " + std::to_string(source) + " to " +
-                                std::to_string(destination) + ": not two distinct endpoints");
-  }
+  check_message_endpoints(source, destination, endpoint_count());
   Flow& flow = flow_for(source, destination, queue_pair);
   const std::uint64_t id = next_message_++;
   listeners_.push_back(&listener);
   const std::int64_t payload = config_.transport.payload_per_packet.count();
-  const std::int64_t packets = size.count() == 0 ? 1 : (size.count() + payload - 1) / payload;
+  const std::int64_t packets = packets_for(size, config_.transport.payload_per_packet);
   PendingMessage pending;
   pending.message = Message{id, source, destination, size, queue_pair};
   pending.times.submitted = sim_.now();
