@@ -33,6 +33,7 @@ class CollectiveAlgorithm : public MessageListener {
  public:
   CollectiveAlgorithm(const CollectiveAlgorithm&) = delete;
   CollectiveAlgorithm& operator=(const CollectiveAlgorithm&) = delete;
+  ~CollectiveAlgorithm() override = default;
 
   // Starts now: the first messages leave after the protocol's base latency. Call once.
   void start();
@@ -51,7 +52,6 @@ class CollectiveAlgorithm : public MessageListener {
   // Throws std::invalid_argument for fewer than one GPU per node.
   CollectiveAlgorithm(Simulator& sim, Network& network, std::optional<ProtocolOverheads> overheads,
                       NcclAlgorithm algorithm);
-  ~CollectiveAlgorithm() override = default;
 
   // Sends the first messages (after the base latency).
   virtual void launch() = 0;

@@ -47,6 +47,8 @@ std::optional<std::vector<T>> allowed(std::string_view spec, const std::vector<T
 }  // namespace
 
 ProtocolCost protocol_cost(NcclProtocol protocol, NcclAlgorithm algorithm) {
+  if (algorithm == NcclAlgorithm::kNvls)
+    return {0.85, Duration::ns(25'000), Duration(), Duration()};
   const bool tree = algorithm == NcclAlgorithm::kTree;
   switch (protocol) {
     case NcclProtocol::kLL:
@@ -84,6 +86,8 @@ std::string_view algorithm_name(NcclAlgorithm algorithm) {
       return "Ring";
     case NcclAlgorithm::kTree:
       return "Tree";
+    case NcclAlgorithm::kNvls:
+      return "NVLS";
     case NcclAlgorithm::kHierarchical:
       return "Hierarchical";
   }
@@ -91,17 +95,19 @@ std::string_view algorithm_name(NcclAlgorithm algorithm) {
 }
 
 std::optional<NcclAlgorithm> algorithm_named(std::string_view name) {
-  for (const NcclAlgorithm a :
-       {NcclAlgorithm::kRing, NcclAlgorithm::kTree, NcclAlgorithm::kHierarchical}) {
+  for (const NcclAlgorithm a : {NcclAlgorithm::kRing, NcclAlgorithm::kTree, NcclAlgorithm::kNvls,
+                                NcclAlgorithm::kHierarchical}) {
     if (same_ignoring_case(name, algorithm_name(a))) return a;
   }
   return std::nullopt;
 }
 
 std::optional<std::vector<NcclAlgorithm>> allowed_algorithms(std::string_view spec) {
-  return allowed(
-      spec, std::vector{NcclAlgorithm::kRing, NcclAlgorithm::kTree, NcclAlgorithm::kHierarchical},
-      std::vector{NcclAlgorithm::kRing, NcclAlgorithm::kTree}, algorithm_named);
+  return allowed(spec,
+                 std::vector{NcclAlgorithm::kRing, NcclAlgorithm::kTree, NcclAlgorithm::kNvls,
+                             NcclAlgorithm::kHierarchical},
+                 std::vector{NcclAlgorithm::kRing, NcclAlgorithm::kTree, NcclAlgorithm::kNvls},
+                 algorithm_named);
 }
 
 std::optional<std::vector<NcclProtocol>> allowed_protocols(std::string_view spec) {

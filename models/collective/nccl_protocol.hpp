@@ -9,6 +9,9 @@
 // The network model already carries every transfer over its links with their propagation and
 // serialization, which is what LL, the leanest protocol, costs on the wire; so a step adds the
 // protocol's per-step latency beyond LL's (network 0 / 1.3 / 11.3 us, NVLink 0 / 1.3 / 2.8 us).
+// NVLS (in-switch reduction, nvls_all_reduce.hpp) runs with Simple only and is one step: NCCL
+// charges it its NVLink latency, 25 us, and no base latency; its transfers reach 0.85 of the NVLink
+// bandwidth (NCCL's nvlsEfficiency for Hopper, src/graph/tuning.cc), charged as wire bytes.
 #pragma once
 
 #include <optional>
@@ -22,7 +25,7 @@ namespace lockstep {
 enum class NcclProtocol { kLL, kLL128, kSimple };
 // kHierarchical is lockstep's textbook two-level all-reduce (hierarchical_all_reduce.hpp), not
 // one of NCCL's: it is charged the ring's costs and only runs when named.
-enum class NcclAlgorithm { kRing, kTree, kHierarchical };
+enum class NcclAlgorithm { kRing, kTree, kNvls, kHierarchical };
 
 struct ProtocolCost {
   double data_per_wire_byte = 1.0;
@@ -33,8 +36,8 @@ struct ProtocolCost {
 
 [[nodiscard]] ProtocolCost protocol_cost(NcclProtocol protocol, NcclAlgorithm algorithm);
 
-// NCCL's spellings: "LL", "LL128", "Simple"; "Ring", "Tree" (case-insensitive, as NCCL reads
-// them).
+// NCCL's spellings: "LL", "LL128", "Simple"; "Ring", "Tree", "NVLS" (case-insensitive, as NCCL
+// reads them).
 [[nodiscard]] std::string_view protocol_name(NcclProtocol protocol);
 [[nodiscard]] std::optional<NcclProtocol> protocol_named(std::string_view name);
 [[nodiscard]] std::string_view algorithm_name(NcclAlgorithm algorithm);

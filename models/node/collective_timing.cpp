@@ -9,6 +9,7 @@
 #include "models/collective/collective_run.hpp"
 #include "models/collective/double_binary_tree.hpp"
 #include "models/collective/hierarchical_all_reduce.hpp"
+#include "models/collective/nvls_all_reduce.hpp"
 #include "models/collective/tree_all_reduce.hpp"
 #include "models/node/cluster_network.hpp"
 #include "models/node/nvlink_domain.hpp"
@@ -39,6 +40,16 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
   const Topology& topology = fabric.topology();
   const std::int32_t ranks = topology.endpoint_count();
   const std::int32_t gpus = setup.node ? setup.node->gpus : 1;
+  if (algorithm == NcclAlgorithm::kNvls) {
+    if (!setup.node || !setup.node->nvlink_sharp || ranks != gpus) {
+      throw std::invalid_argument(
+          "NVLS needs one node whose NVSwitch reduces (dgx-h100, dgx-h200); across nodes it "
+          "needs CollNet, which lockstep does not model");
+    }
+    if (protocol != NcclProtocol::kSimple) {
+      throw std::invalid_argument("NVLS runs with the Simple protocol only");
+    }
+  }
   Simulator sim;
   DiscardingBackend discard;
   const BitRate nic_rate = topology.cable(topology.ports(0)[0].cable).rate;
@@ -111,7 +122,7 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
       for (std::size_t i = 0; i < ring.size(); ++i)
         check_reachable(ring[i], ring[(i + 1) % ring.size()]);
     }
-  } else {
+  } else if (algorithm == NcclAlgorithm::kTree) {
     for (const std::vector<std::int32_t>& parents : trees) {
       for (std::size_t r = 0; r < parents.size(); ++r) {
         if (parents[r] >= 0) check_reachable(static_cast<std::int32_t>(r), parents[r]);
@@ -119,37 +130,40 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
     }
   }
   const ProtocolOverheads overheads{protocol, gpus};
-  std::unique_ptr<CollectiveRun> ring;
-  std::unique_ptr<TreeAllReduce> tree;
+  // Ring, tree and NVLS are one CollectiveAlgorithm each; the hierarchical all-reduce runs three.
+  std::unique_ptr<CollectiveAlgorithm> algorithm_run;
   std::unique_ptr<HierarchicalAllReduce> hierarchical;
-  if (algorithm == NcclAlgorithm::kRing) {
-    ring = std::make_unique<CollectiveRun>(sim, *network, channel_rings, op, size, overheads);
-  } else if (algorithm == NcclAlgorithm::kTree) {
-    tree = std::make_unique<TreeAllReduce>(sim, *network, trees, size, overheads);
-  } else {
-    hierarchical =
-        std::make_unique<HierarchicalAllReduce>(sim, *network, ranks / gpus, gpus, size, overheads);
+  switch (algorithm) {
+    case NcclAlgorithm::kRing:
+      algorithm_run =
+          std::make_unique<CollectiveRun>(sim, *network, channel_rings, op, size, overheads);
+      break;
+    case NcclAlgorithm::kTree:
+      algorithm_run = std::make_unique<TreeAllReduce>(sim, *network, trees, size, overheads);
+      break;
+    case NcclAlgorithm::kNvls:
+      algorithm_run = std::make_unique<NvlsAllReduce>(sim, *network, size, overheads);
+      break;
+    case NcclAlgorithm::kHierarchical:
+      hierarchical = std::make_unique<HierarchicalAllReduce>(sim, *network, ranks / gpus, gpus,
+                                                             size, overheads);
+      break;
   }
   auto finished = [&] {
-    return ring ? ring->finished() : tree ? tree->finished() : hierarchical->finished();
+    return algorithm_run ? algorithm_run->finished() : hierarchical->finished();
   };
   // Often enough for Ctrl-C to answer within a fraction of a second.
   constexpr std::uint64_t kMonitorPeriodEvents = 1 << 16;
   if (monitor != nullptr) sim.set_monitor(monitor, kMonitorPeriodEvents);
-  if (ring) ring->start();
-  if (tree) tree->start();
+  if (algorithm_run) algorithm_run->start();
   if (hierarchical) hierarchical->start();
   // Periodic sampling keeps a packet network busy forever, so stop at the collective's end.
   while (!finished() && !stop()) {
     if (sim.run(sim.now() + Duration::us(100)) == RunOutcome::kDrained) break;
   }
   if (!finished()) return std::nullopt;
-  const Time started = ring   ? ring->started_at()
-                       : tree ? tree->started_at()
-                              : hierarchical->started_at();
-  const Time ended = ring   ? ring->finished_at()
-                     : tree ? tree->finished_at()
-                            : hierarchical->finished_at();
+  const Time started = algorithm_run ? algorithm_run->started_at() : hierarchical->started_at();
+  const Time ended = algorithm_run ? algorithm_run->finished_at() : hierarchical->finished_at();
   return TimedCollective{ended - started, sim.now(), sim.events_processed()};
 }
 

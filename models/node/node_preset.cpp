@@ -13,8 +13,8 @@ constexpr std::int64_t kSm90LinkBps = 164'800'000'000;
 const std::vector<NodePreset>& node_presets() {
   static const std::vector<NodePreset> presets{
       {"dgx-a100", 8, BitRate::bps(12 * kSm80LinkBps), Duration::ns(300), BitRate::gbps(200)},
-      {"dgx-h100", 8, BitRate::bps(18 * kSm90LinkBps), Duration::ns(300), BitRate::gbps(400)},
-      {"dgx-h200", 8, BitRate::bps(18 * kSm90LinkBps), Duration::ns(300), BitRate::gbps(400)},
+      {"dgx-h100", 8, BitRate::bps(18 * kSm90LinkBps), Duration::ns(300), BitRate::gbps(400), true},
+      {"dgx-h200", 8, BitRate::bps(18 * kSm90LinkBps), Duration::ns(300), BitRate::gbps(400), true},
   };
   return presets;
 }

@@ -2,7 +2,8 @@
 // reference.md section 1: GPUs per node, the NVLink bandwidth per GPU and direction that NCCL
 // achieves (NCCL's own per-link figure times links: SM80 12 x 20.0 GB/s, SM90 18 x 20.6 GB/s, in
 // NVIDIA/nccl src/graph/topo.h; the line rate is 25 GB/s per link), the latency of a transfer
-// through the NVSwitch, and one NIC per GPU with its line rate. Left out for now: PCIe switches,
+// through the NVSwitch, one NIC per GPU with its line rate, and whether the NVSwitch reduces
+// (NVLink SHARP). Left out for now: PCIe switches,
 // CPU sockets and NUMA placement of NICs, GPU compute (the GPU model adds them).
 #pragma once
 
@@ -25,6 +26,8 @@ struct NodePreset {
   // for its LL protocol, 0.6 us (NVIDIA/nccl src/graph/tuning.cc, reference.md section 3).
   Duration nvlink_hop_latency;
   BitRate nic_rate;  // per NIC, one NIC per GPU
+  // Third-generation NVSwitch (Hopper) reduces in the switch: NCCL's NVLS algorithm.
+  bool nvlink_sharp = false;
 };
 
 [[nodiscard]] const std::vector<NodePreset>& node_presets();

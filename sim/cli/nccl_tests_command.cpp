@@ -55,14 +55,18 @@ TableLayout result_layout() {
                       column("algorithm", &Row::algorithm), column("protocol", &Row::protocol)});
 }
 
-// The (algorithm, protocol) pairs allowed for the operation (NCCL has Tree for all-reduce only).
+// The (algorithm, protocol) pairs allowed for the operation, as NCCL enables them: Tree and NVLS
+// for all-reduce only, NVLS with Simple only and where the NVSwitch reduces.
 std::vector<std::pair<NcclAlgorithm, NcclProtocol>> candidates(
     CollectiveOp op, const std::vector<NcclAlgorithm>& algorithms,
-    const std::vector<NcclProtocol>& protocols) {
+    const std::vector<NcclProtocol>& protocols, bool nvls_available) {
   std::vector<std::pair<NcclAlgorithm, NcclProtocol>> out;
   for (const NcclAlgorithm a : algorithms) {
     if (a != NcclAlgorithm::kRing && op != CollectiveOp::kAllReduce) continue;
-    for (const NcclProtocol p : protocols) out.emplace_back(a, p);
+    if (a == NcclAlgorithm::kNvls && !nvls_available) continue;
+    for (const NcclProtocol p : protocols) {
+      if (a != NcclAlgorithm::kNvls || p == NcclProtocol::kSimple) out.emplace_back(a, p);
+    }
   }
   return out;
 }
@@ -124,8 +128,8 @@ int nccl_tests_command(const std::vector<std::string>& args) {
       "no-gpudirect", po::bool_switch(&no_gpudirect),
       "GPUDirect RDMA off: every NIC's data goes through host memory (flow level)")(
       "algo", po::value(&algo_option),
-      "Ring, Tree, a list, or ^list to exclude (default: $NCCL_ALGO, else the fastest allowed "
-      "for each size); also Hierarchical, lockstep's two-level all-reduce, when named")(
+      "Ring, Tree, NVLS, a list, or ^list to exclude (default: $NCCL_ALGO, else the fastest "
+      "allowed for each size); also Hierarchical, lockstep's two-level all-reduce, when named")(
       "proto", po::value(&proto_option),
       "LL, LL128, Simple, a list, or ^list (default: $NCCL_PROTO, else the fastest allowed)")(
       "output,o", po::value(&output_path),
@@ -179,13 +183,18 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   const std::string proto_text = option_or_environment(proto_option, "NCCL_PROTO");
   const std::optional<std::vector<NcclAlgorithm>> algorithms = allowed_algorithms(algo_text);
   const std::optional<std::vector<NcclProtocol>> protocols = allowed_protocols(proto_text);
-  if (!algorithms) problems.push_back("algorithm " + algo_text + ": Ring, Tree, a list or ^list");
+  if (!algorithms)
+    problems.push_back("algorithm " + algo_text + ": Ring, Tree, NVLS, a list or ^list");
   if (!protocols) {
     problems.push_back("protocol " + proto_text + ": LL, LL128, Simple, a list or ^list");
   }
-  if (op && algorithms && protocols && candidates(*op, *algorithms, *protocols).empty()) {
+  // One node whose NVSwitch reduces, as NCCL requires without CollNet.
+  const bool nvls_available = on_servers && nodes == 1 && preset && preset->nvlink_sharp;
+  if (op && algorithms && protocols &&
+      candidates(*op, *algorithms, *protocols, nvls_available).empty()) {
     problems.push_back("no allowed algorithm and protocol run " + op_name +
-                       " (Tree and Hierarchical run all_reduce only)");
+                       " here (Tree, NVLS and Hierarchical run all_reduce only; NVLS needs Simple "
+                       "and one dgx-h100 or dgx-h200 node)");
   }
   if (channels > 64) problems.push_back("--channels: at most 64, as in NCCL");
   if (transport != "rdma" && transport != "socket") {
@@ -296,7 +305,7 @@ int nccl_tests_command(const std::vector<std::string>& args) {
       // Automatic: the fastest of the allowed pairs, as NCCL's tuner means to pick it.
       std::optional<TimedCollective> timed;
       std::pair<NcclAlgorithm, NcclProtocol> chosen{};
-      for (const auto& [a, p] : candidates(*op, *algorithms, *protocols)) {
+      for (const auto& [a, p] : candidates(*op, *algorithms, *protocols, nvls_available)) {
         std::optional<TimedCollective> run;
         try {
           run = time_collective(setup, routing, *op, shape.size, a, p, &relay_interrupts,

@@ -77,7 +77,9 @@ TEST_CASE("NCCL_ALGO and NCCL_PROTO lists allow, and ^lists exclude, case-insens
   CHECK_FALSE(allowed_protocols("LL,"));
   CHECK(allowed_algorithms("Tree,Ring") ==
         std::vector<NcclAlgorithm>{NcclAlgorithm::kRing, NcclAlgorithm::kTree});
-  CHECK(allowed_algorithms("^tree") == std::vector<NcclAlgorithm>{NcclAlgorithm::kRing});
+  CHECK(allowed_algorithms("^tree") ==
+        std::vector<NcclAlgorithm>{NcclAlgorithm::kRing, NcclAlgorithm::kNvls});
+  CHECK(allowed_algorithms("nvls") == std::vector<NcclAlgorithm>{NcclAlgorithm::kNvls});
   // lockstep's own algorithm only when named.
   CHECK(allowed_algorithms("hierarchical,ring") ==
         std::vector<NcclAlgorithm>{NcclAlgorithm::kRing, NcclAlgorithm::kHierarchical});

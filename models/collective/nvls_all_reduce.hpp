@@ -1,0 +1,37 @@
+// NCCL's NVLS all-reduce inside one NVSwitch domain (NVLink SHARP, Hopper's third-generation
+// NVSwitch): the switch reduces and multicasts, so the data crosses each GPU's NVLink once each way
+// instead of a ring's 2(n-1)/n times. For n GPUs and S bytes, GPU i owns slice i: it reads its
+// slice reduced over all GPUs (the switch pulls S/n from every GPU: S out of each GPU in all, S/n
+// into each), then writes the reduced slice to the multicast address (S/n out, and S into each GPU
+// as the switch copies every slice to all). Each GPU's link thus carries S (n+1)/n each way, and
+// NCCL pipelines both phases. The NVSwitch is non-blocking, so only each GPU's two link directions
+// bound the time; messages from every GPU to every other one with S (n+1)/n / (n-1) bytes each load
+// those directions exactly as the switch does, which is how this runs on a Network. Costs (NCCL's
+// NVLS latency and efficiency) as nccl_protocol.hpp says. Units: Bytes, Time.
+#pragma once
+
+#include <cstdint>
+
+#include "models/collective/collective_algorithm.hpp"
+
+namespace lockstep {
+
+class NvlsAllReduce final : public CollectiveAlgorithm {
+ public:
+  // Every endpoint of `network` is a GPU of one NVSwitch domain. Without overheads the transfers
+  // are bare (the switch's reduction at the full link rate).
+  NvlsAllReduce(Simulator& sim, Network& network, Bytes size,
+                std::optional<ProtocolOverheads> overheads = {});
+
+  void on_message_delivered(const Message& message, Time delivered) override;
+
+  // What one GPU's link carries each way: S (n+1)/n, rounded up.
+  [[nodiscard]] static Bytes per_gpu_traffic(Bytes size, std::int32_t gpus);
+
+ private:
+  void launch() override;
+
+  Bytes size_;
+};
+
+}  // namespace lockstep
