@@ -23,7 +23,8 @@ CollectiveAlgorithm::CollectiveAlgorithm(Simulator& sim, Network& network,
     : sim_(sim),
       network_(network),
       overheads_(overheads),
-      cost_(overheads ? protocol_cost(overheads->protocol, algorithm) : ProtocolCost{}) {
+      cost_(overheads ? protocol_cost(overheads->protocol, algorithm) : ProtocolCost{}),
+      rank_send_times_(static_cast<std::size_t>(network.endpoint_count())) {
   if (overheads_ && overheads_->gpus_per_node < 1) {
     throw std::invalid_argument("a node holds at least one GPU");
   }
@@ -52,11 +53,16 @@ std::uint64_t CollectiveAlgorithm::send(std::int32_t from, std::int32_t to, Byte
       overheads_ ? Bytes(static_cast<std::int64_t>(
                        std::ceil(static_cast<double>(data.count()) / cost_.data_per_wire_byte)))
                  : data;
-  return network_.send(from, to, wire, queue_pair, *this);
+  const std::uint64_t id = network_.send(from, to, wire, queue_pair, *this);
+  sent_.emplace(id, Sent{from, sim_.now()});
+  return id;
 }
 
 Time CollectiveAlgorithm::noticed(const Message& message, Time delivered) {
   ++delivered_;
+  const auto sent = sent_.find(message.id);
+  rank_send_times_[static_cast<std::size_t>(sent->second.from)] += delivered - sent->second.at;
+  sent_.erase(sent);
   Duration step;
   if (overheads_) {
     const bool same_node = message.source / overheads_->gpus_per_node ==

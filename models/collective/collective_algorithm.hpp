@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <unordered_map>
+#include <vector>
 
 #include "models/collective/nccl_protocol.hpp"
 #include "models/transport/network.hpp"
@@ -42,6 +44,10 @@ class CollectiveAlgorithm : public MessageListener {
   // When the last transfer arrived and was noticed; valid once finished().
   [[nodiscard]] Time finished_at() const { return finished_at_; }
   [[nodiscard]] std::int64_t transfers() const { return transfers_; }
+  // Per rank, the time its transfers took from sending to arriving, summed: in a collective that
+  // ends together on every rank, this is what tells the rank that holds the others up (a slow
+  // link out of it) from those that only wait for it.
+  [[nodiscard]] const std::vector<Duration>& rank_send_times() const { return rank_send_times_; }
   // Called once, by an event at finished_at(), when the last transfer has been noticed (at the
   // start time when there is nothing to send).
   void when_finished(std::function<void()> callback) { on_finished_ = std::move(callback); }
@@ -67,8 +73,15 @@ class CollectiveAlgorithm : public MessageListener {
  private:
   void report_finished();
 
+  struct Sent {
+    std::int32_t from = 0;
+    Time at;
+  };
+
   std::optional<ProtocolOverheads> overheads_;
   ProtocolCost cost_;
+  std::vector<Duration> rank_send_times_;
+  std::unordered_map<std::uint64_t, Sent> sent_;  // by message id; looked up, never iterated
   std::function<void()> on_finished_;
   std::int64_t transfers_ = 0;
   std::int64_t delivered_ = 0;

@@ -7,6 +7,7 @@
 
 #include "models/collective/channel_rings.hpp"
 #include "models/collective/collective_run.hpp"
+#include "models/collective/communicator.hpp"
 #include "models/collective/double_binary_tree.hpp"
 #include "models/collective/hierarchical_all_reduce.hpp"
 #include "models/collective/nvls_all_reduce.hpp"
@@ -18,13 +19,12 @@
 namespace lockstep {
 namespace {
 
-std::vector<std::vector<std::int32_t>> rings(const CollectiveSetup& setup, std::int32_t ranks) {
-  if (setup.node) {
-    return rail_aligned_rings(ranks / setup.node->gpus, setup.node->gpus, setup.channels);
-  }
-  std::vector<std::int32_t> ring;
-  for (std::int32_t r = 0; r < ranks; ++r) ring.push_back(r);
-  return std::vector<std::vector<std::int32_t>>(static_cast<std::size_t>(setup.channels), ring);
+// Every rank of the cluster, in order, unless the setup names a communicator.
+std::vector<std::int32_t> members(const CollectiveSetup& setup, std::int32_t cluster_ranks) {
+  if (!setup.communicator.empty()) return setup.communicator;
+  std::vector<std::int32_t> all;
+  for (std::int32_t r = 0; r < cluster_ranks; ++r) all.push_back(r);
+  return all;
 }
 
 }  // namespace
@@ -38,10 +38,16 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
                                 " algorithm runs all_reduce only");
   }
   const Topology& topology = fabric.topology();
-  const std::int32_t ranks = topology.endpoint_count();
-  const std::int32_t gpus = setup.node ? setup.node->gpus : 1;
+  // The cluster's ranks, and the communicator's, which the algorithms number node-major.
+  const std::int32_t cluster_ranks = topology.endpoint_count();
+  const std::int32_t cluster_gpus = setup.node ? setup.node->gpus : 1;
+  const CommunicatorLayout layout =
+      communicator_layout(members(setup, cluster_ranks), cluster_ranks, cluster_gpus);
+  const std::int32_t ranks = static_cast<std::int32_t>(layout.members.size());
+  const std::int32_t gpus = layout.gpus_per_node;
+  const std::int32_t nodes = layout.nodes;
   if (algorithm == NcclAlgorithm::kNvls) {
-    if (!setup.node || !setup.node->nvlink_sharp || ranks != gpus) {
+    if (!setup.node || !setup.node->nvlink_sharp || nodes != 1) {
       throw std::invalid_argument(
           "NVLS needs one node whose NVSwitch reduces (dgx-h100, dgx-h200); across nodes it "
           "needs CollNet, which lockstep does not model");
@@ -57,7 +63,7 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
   const FlowNetworkConfig flow_config = flow_network_config(setup.fabric);
   std::unique_ptr<Network> fabric_network;
   for (const std::int32_t r : setup.host_staged_nics) {
-    if (r < 0 || r >= ranks) throw std::invalid_argument("no rank " + std::to_string(r));
+    if (r < 0 || r >= cluster_ranks) throw std::invalid_argument("no rank " + std::to_string(r));
   }
   if (setup.fabric.model == NetworkModel::kPacket) {
     if (setup.transport == FabricTransport::kSocket || !setup.host_staged_nics.empty()) {
@@ -69,7 +75,7 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
   } else {
     auto flows = std::make_unique<FlowNetwork>(sim, fabric, flow_config, setup.seed, discard);
     // The tighter of the host-side limits a NIC is under, from its own link's rate.
-    std::vector<std::optional<std::int64_t>> limit(static_cast<std::size_t>(ranks));
+    std::vector<std::optional<std::int64_t>> limit(static_cast<std::size_t>(cluster_ranks));
     for (const std::int32_t r : setup.host_staged_nics) {
       const BitRate own = topology.cable(topology.ports(r)[0].cable).rate;
       limit[static_cast<std::size_t>(r)] = std::max<std::int64_t>(
@@ -80,14 +86,14 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
         l = std::min(l.value_or(kSocketThroughput.bps()), kSocketThroughput.bps());
       }
     }
-    for (std::int32_t e = 0; e < ranks; ++e) {
+    for (std::int32_t e = 0; e < cluster_ranks; ++e) {
       if (const std::optional<std::int64_t>& l = limit[static_cast<std::size_t>(e)]) {
         flows->limit_endpoint(e, BitRate::bps(*l));
       }
     }
     fabric_network = std::move(flows);
   }
-  Network* network = fabric_network.get();
+  Network* cluster_network = fabric_network.get();
   std::optional<Topology> nvlink_topology;
   std::optional<Routing> nvlink_routing;
   std::unique_ptr<FlowNetwork> nvlink;
@@ -98,22 +104,30 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
   nvlink_config.header = Bytes(0);
   nvlink_config.control_frame = Bytes(0);
   if (setup.node) {
-    nvlink_topology.emplace(build_nvlink_domains(ranks / gpus, *setup.node));
+    nvlink_topology.emplace(build_nvlink_domains(cluster_ranks / cluster_gpus, *setup.node));
     nvlink_routing.emplace(*nvlink_topology);
     nvlink =
         std::make_unique<FlowNetwork>(sim, *nvlink_routing, nvlink_config, setup.seed, discard);
-    cluster = std::make_unique<ClusterNetwork>(*nvlink, *fabric_network, gpus);
-    network = cluster.get();
+    cluster = std::make_unique<ClusterNetwork>(*nvlink, *fabric_network, cluster_gpus);
+    cluster_network = cluster.get();
   }
+  CommunicatorNetwork communicator(*cluster_network, layout.members);
+  Network* network = &communicator;
   // Every hop between nodes needs a fabric path, else the collective would wait forever.
-  auto check_reachable = [&](std::int32_t a, std::int32_t b) {
-    if (a / gpus != b / gpus && (!fabric.reachable(a, b) || !fabric.reachable(b, a))) {
+  auto check_reachable = [&](std::int32_t local_a, std::int32_t local_b) {
+    const std::int32_t a = layout.members[static_cast<std::size_t>(local_a)];
+    const std::int32_t b = layout.members[static_cast<std::size_t>(local_b)];
+    if (a / cluster_gpus != b / cluster_gpus &&
+        (!fabric.reachable(a, b) || !fabric.reachable(b, a))) {
       throw std::invalid_argument("ranks " + std::to_string(a) + " and " + std::to_string(b) +
                                   " have no path between them over the fabric");
     }
   };
-  const std::vector<std::vector<std::int32_t>> channel_rings = rings(setup, ranks);
-  const std::vector<std::vector<std::int32_t>> trees = double_binary_trees(ranks / gpus, gpus);
+  // On a bare fabric every endpoint is its own node, so the rail-aligned rings are the
+  // communicator's order on every channel.
+  const std::vector<std::vector<std::int32_t>> channel_rings =
+      rail_aligned_rings(nodes, gpus, setup.channels);
+  const std::vector<std::vector<std::int32_t>> trees = double_binary_trees(nodes, gpus);
   if (algorithm == NcclAlgorithm::kHierarchical) {
     // Across nodes, the GPUs of one index form a ring.
     for (std::int32_t r = 0; r < ranks; ++r) check_reachable(r, (r + gpus) % ranks);
@@ -145,8 +159,8 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
       algorithm_run = std::make_unique<NvlsAllReduce>(sim, *network, size, overheads);
       break;
     case NcclAlgorithm::kHierarchical:
-      hierarchical = std::make_unique<HierarchicalAllReduce>(sim, *network, ranks / gpus, gpus,
-                                                             size, overheads);
+      hierarchical =
+          std::make_unique<HierarchicalAllReduce>(sim, *network, nodes, gpus, size, overheads);
       break;
   }
   auto finished = [&] {
@@ -164,7 +178,10 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
   if (!finished()) return std::nullopt;
   const Time started = algorithm_run ? algorithm_run->started_at() : hierarchical->started_at();
   const Time ended = algorithm_run ? algorithm_run->finished_at() : hierarchical->finished_at();
-  return TimedCollective{ended - started, sim.now(), sim.events_processed()};
+  std::vector<Duration> send_times =
+      algorithm_run ? algorithm_run->rank_send_times() : hierarchical->rank_send_times();
+  return TimedCollective{ended - started, sim.now(), sim.events_processed(), layout.members,
+                         std::move(send_times)};
 }
 
 }  // namespace lockstep

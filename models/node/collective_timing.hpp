@@ -1,7 +1,8 @@
 // One collective timed on fresh networks, as `lockstep nccl-tests` runs each size of its sweep:
-// over a fabric alone (one rank per endpoint, every channel on the endpoints' order), or over GPU
-// servers (NVLink inside each node at flow level, one NIC per GPU on the fabric, NCCL's
-// rail-aligned rings and double binary trees). The fabric runs at its configured level.
+// over a fabric alone (one rank per endpoint, every channel on the communicator's order), or over
+// GPU servers (NVLink inside each node at flow level, one NIC per GPU on the fabric, NCCL's
+// rail-aligned rings and double binary trees over the communicator's nodes). The ranks outside the
+// communicator stay idle. The fabric runs at its configured level.
 #pragma once
 
 #include <cstdint>
@@ -39,17 +40,22 @@ struct CollectiveSetup {
   std::uint64_t seed = 0;
   std::optional<NodePreset> node;  // GPU servers: NVLink inside, one NIC per GPU
   std::int32_t channels = 1;       // rings (the tree algorithm always uses two trees)
+  // The ranks that run the collective (communicator.hpp); empty: every rank, in order.
+  std::vector<std::int32_t> communicator;
 };
 
 struct TimedCollective {
   Duration time;  // from the start to the last chunk arrived and noticed
   Time end;       // when that simulation stopped (soon after the collective's end)
   std::uint64_t events = 0;
+  std::vector<std::int32_t> ranks;        // the communicator's global ranks, node-major
+  std::vector<Duration> rank_send_times;  // for each of them (CollectiveAlgorithm)
 };
 
-// `fabric` is the setup's fabric routing. Throws std::invalid_argument for Tree with another
-// operation than all-reduce (as in NCCL), when two ranks that must talk over the fabric have no
-// path (a fabric without spines between rails, say), for an unknown rank in host_staged_nics, or
+// `fabric` is the setup's fabric routing. Throws std::invalid_argument for Tree or NVLS with
+// another operation than all-reduce (as in NCCL), NVLS where NCCL could not run it, a communicator
+// communicator_layout() refuses, when two ranks that must talk over the fabric have no path (a
+// fabric without spines between rails, say), for an unknown rank in host_staged_nics, or
 // for sockets or host-staged NICs at packet level (modeled at flow level only). Empty when `stop`
 // turned true before the collective finished (Ctrl-C); the run loop calls `monitor` (may be null)
 // as Simulator::run does.

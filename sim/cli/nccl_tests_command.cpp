@@ -8,6 +8,8 @@
 //   node by default.
 //   The fabric is an ordinary scenario (generated, then loaded like a file, so --set reaches it and
 //   /meta/scenario holds it); NVLink always runs at flow level.
+// `--ranks` narrows the run to a communicator (communicator.hpp), the rest of the cluster idle. Each
+// size also records every rank's transfer time (`nccl_tests_ranks`), which names the slow rank.
 // Each size runs on fresh networks, so sizes do not disturb each other, as nccl-tests' timed
 // iterations follow warm-up. NCCL's algorithm and protocol come from --algo/--proto or
 // NCCL_ALGO/NCCL_PROTO (NCCL's list syntax); among those allowed, each size runs with every pair
@@ -18,6 +20,7 @@
 #include <memory>
 #include <optional>
 
+#include "models/collective/communicator.hpp"
 #include "models/collective/nccl_tests.hpp"
 #include "models/fabric/topology_config.hpp"
 #include "models/node/collective_timing.hpp"
@@ -45,6 +48,47 @@ struct ResultRow {
   FixedText<16> algorithm;
   FixedText<8> protocol;
 };
+
+// Per size and rank: how long the rank's transfers took, the view that finds the rank the others
+// wait for.
+struct RankRow {
+  std::int64_t bytes;
+  std::int64_t rank;
+  std::int64_t send_time_ps;
+};
+
+TableLayout rank_layout() {
+  using Row = RankRow;
+  return layout<Row>("nccl_tests_ranks", {column("bytes", &Row::bytes), column("rank", &Row::rank),
+                                          column("send_time_ps", &Row::send_time_ps)});
+}
+
+// "0-3,8-11" as ranks 0 1 2 3 8 9 10 11, in the order written; empty for a malformed list.
+std::optional<std::vector<std::int32_t>> parse_rank_list(const std::string& text) {
+  std::vector<std::int32_t> ranks;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, comma - at);
+    const std::size_t dash = item.find('-');
+    try {
+      std::size_t used = 0;
+      const int first = std::stoi(item.substr(0, dash), &used);
+      if (used != item.substr(0, dash).size()) return std::nullopt;
+      int last = first;
+      if (dash != std::string::npos) {
+        last = std::stoi(item.substr(dash + 1), &used);
+        if (used != item.size() - dash - 1) return std::nullopt;
+      }
+      if (first < 0 || last < first) return std::nullopt;
+      for (int r = first; r <= last; ++r) ranks.push_back(r);
+    } catch (const std::logic_error&) {
+      return std::nullopt;
+    }
+    at = comma + 1;
+  }
+  return ranks;
+}
 
 TableLayout result_layout() {
   using Row = ResultRow;
@@ -102,7 +146,7 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   po::options_description options("lockstep nccl-tests OP (SCENARIO | --nodes N) [options]");
   ScenarioArguments scenario_arguments;
   std::string op_name, min_text = "32M", max_text = "32M", output_path, preset_name = "dgx-h100";
-  std::string model = "flow", algo_option, proto_option, transport = "rdma";
+  std::string model = "flow", algo_option, proto_option, transport = "rdma", rank_list;
   std::vector<std::int32_t> staged_nics;
   bool no_gpudirect = false;
   std::int64_t factor = 2;
@@ -116,6 +160,9 @@ int nccl_tests_command(const std::vector<std::string>& args) {
       "channels", po::value(&channels),
       "rings the data is split over, one queue pair each (default: GPUs per node, or 1)")(
       "nodes", po::value(&nodes), "run on this many GPU servers instead of a scenario")(
+      "ranks", po::value(&rank_list),
+      "run on these ranks only, a communicator such as a TP group: 0-3,8-11 (default: all); "
+      "NCCL lays it out by node, nodes in the order listed")(
       "gpus-per-node", po::value(&gpus_per_node), "GPUs per server (default: the preset's)")(
       "preset", po::value(&preset_name), "server: dgx-a100, dgx-h100 (default), dgx-h200")(
       "model", po::value(&model), "with --nodes, the fabric's level: flow (default) or packet")(
@@ -177,6 +224,9 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   if (vm.count("gpus-per-node") != 0 && gpus_per_node < 1) {
     problems.push_back("--gpus-per-node must be at least 1");
   }
+  const std::optional<std::vector<std::int32_t>> communicator =
+      rank_list.empty() ? std::vector<std::int32_t>{} : parse_rank_list(rank_list);
+  if (!communicator) problems.push_back("--ranks " + rank_list + ": a list like 0-3,8-11");
   if (model != "flow" && model != "packet")
     problems.push_back("--model " + model + ": flow or packet");
   const std::string algo_text = option_or_environment(algo_option, "NCCL_ALGO");
@@ -188,14 +238,7 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   if (!protocols) {
     problems.push_back("protocol " + proto_text + ": LL, LL128, Simple, a list or ^list");
   }
-  // One node whose NVSwitch reduces, as NCCL requires without CollNet.
-  const bool nvls_available = on_servers && nodes == 1 && preset && preset->nvlink_sharp;
-  if (op && algorithms && protocols &&
-      candidates(*op, *algorithms, *protocols, nvls_available).empty()) {
-    problems.push_back("no allowed algorithm and protocol run " + op_name +
-                       " here (Tree, NVLS and Hierarchical run all_reduce only; NVLS needs Simple "
-                       "and one dgx-h100 or dgx-h200 node)");
-  }
+
   if (channels > 64) problems.push_back("--channels: at most 64, as in NCCL");
   if (transport != "rdma" && transport != "socket") {
     problems.push_back("--transport " + transport + ": rdma or socket");
@@ -252,17 +295,38 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   setup.seed = loaded->scenario.simulation.seed;
   setup.transport = transport == "socket" ? FabricTransport::kSocket : FabricTransport::kRdma;
   setup.host_staged_nics = staged_nics;
+  setup.communicator = *communicator;
   if (on_servers) setup.node = preset;
   setup.channels = channels > 0 ? channels : (on_servers ? preset->gpus : 1);
   const Topology topology = build_topology(setup.fabric.topology);
   const Routing routing(topology);
-  const std::int64_t ranks = topology.endpoint_count();
+  const std::int32_t cluster_ranks = topology.endpoint_count();
   for (const std::int32_t r : setup.host_staged_nics) {
-    if (r < 0 || r >= ranks) {
+    if (r < 0 || r >= cluster_ranks) {
       std::cerr << "lockstep nccl-tests: --nic-on-other-socket " << r << ": there are ranks 0 to "
-                << ranks - 1 << "\n";
+                << cluster_ranks - 1 << "\n";
       return exit_code::kBadInput;
     }
+  }
+  std::vector<std::int32_t> members = setup.communicator;
+  if (members.empty()) {
+    for (std::int32_t r = 0; r < cluster_ranks; ++r) members.push_back(r);
+  }
+  CommunicatorLayout layout;
+  try {
+    layout = communicator_layout(members, cluster_ranks, on_servers ? preset->gpus : 1);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "lockstep nccl-tests: --ranks " << rank_list << ": " << e.what() << "\n";
+    return exit_code::kBadInput;
+  }
+  const std::int64_t ranks = static_cast<std::int64_t>(layout.members.size());
+  // One node whose NVSwitch reduces, as NCCL requires without CollNet.
+  const bool nvls_available = on_servers && layout.nodes == 1 && preset->nvlink_sharp;
+  if (candidates(*op, *algorithms, *protocols, nvls_available).empty()) {
+    std::cerr << "lockstep nccl-tests: no allowed algorithm and protocol run " << op_name
+              << " here (Tree, NVLS and Hierarchical run all_reduce only; NVLS needs Simple and "
+                 "GPUs of one dgx-h100 or dgx-h200 node)\n";
+    return exit_code::kBadInput;
   }
   if (setup.fabric.model == NetworkModel::kPacket &&
       (setup.transport == FabricTransport::kSocket || !setup.host_staged_nics.empty() ||
@@ -300,6 +364,7 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   ProgressReporter relay_interrupts(false, std::nullopt, [] { return std::nullopt; });
   {
     Table<ResultRow> results(file, result_layout());
+    Table<RankRow> rank_results(file, rank_layout());
     for (const Bytes requested : nccl_tests::size_sweep(*min, *max, factor)) {
       const nccl_tests::Shape shape = nccl_tests::shape(*op, requested, ranks);
       // Automatic: the fastest of the allowed pairs, as NCCL's tuner means to pick it.
@@ -325,6 +390,10 @@ int nccl_tests_command(const std::vector<std::string>& args) {
         }
       }
       last = *timed;
+      for (std::size_t i = 0; i < timed->ranks.size(); ++i) {
+        rank_results.append(
+            RankRow{shape.size.count(), timed->ranks[i], timed->rank_send_times[i].ps()});
+      }
       const double factor_of_op = bus_bandwidth_factor(*op, ranks);
       // The fabric carries the same bytes in place and out of place: one time for both halves.
       std::cout << nccl_tests::row(*op, shape, ranks, timed->time, timed->time) << std::endl;
@@ -336,6 +405,7 @@ int nccl_tests_command(const std::vector<std::string>& args) {
                                FixedText<8>(protocol_name(chosen.second))});
     }
     results.flush();
+    rank_results.flush();
   }
   for (const std::string& line : nccl_tests::closing_lines(busbw_sum / static_cast<double>(rows))) {
     std::cout << line << "\n";

@@ -437,7 +437,7 @@ class SchemaDoc(unittest.TestCase):
         self.assertEqual(fabric, {"/meta", "messages", "flows", "ports", "port_totals",
                                   "port_samples", "flow_samples"})
         collectives = {name for name, kinds in self.written_by.items() if "nccl-tests" in kinds}
-        self.assertEqual(collectives, {"/meta", "nccl_tests"})
+        self.assertEqual(collectives, {"/meta", "nccl_tests", "nccl_tests_ranks"})
 
     def test_the_written_by_parser_rejects_unknown_kinds_and_repeats(self):
         with self.assertRaisesRegex(ValueError, "unknown kind"):

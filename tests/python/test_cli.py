@@ -368,6 +368,14 @@ class NcclTests(CliTestCase):
                                 "socket"], "modeled at flow level only"),
                               (["all_reduce", "--nodes", "2", "--nic-on-other-socket", "16"],
                                "there are ranks 0 to 15"),
+                              (["all_reduce", "--nodes", "2", "--ranks", "0-2,8"],
+                               "the same number of GPUs on each of its nodes"),
+                              (["all_reduce", "--nodes", "2", "--ranks", "3-1"],
+                               "--ranks 3-1: a list like 0-3,8-11"),
+                              (["all_reduce", "--nodes", "2", "--ranks", "0-3,16"],
+                               "the cluster has ranks 0 to 15"),
+                              (["all_reduce", "--nodes", "2", "--algo", "NVLS"],
+                               "no allowed algorithm and protocol run all_reduce here"),
                               (["all_reduce", VICTIM, "--set", "network.model=flow", "--set",
                                 "network.link_events=[{at: 0s, a: leaf0, b: spine0, down: true}]"],
                                "link_events are not played")]:
@@ -375,6 +383,23 @@ class NcclTests(CliTestCase):
             self.assert_exit(result, 2)
             self.assertIn(message, result.stderr)
             self.assertFalse((self.dir / "bad.h5").exists())
+
+    def test_a_tp_group_over_two_nodes_runs_as_a_communicator_and_names_its_slowest_rank(self):
+        out = self.dir / "tp.h5"
+        result = lockstep("nccl-tests", "all_reduce", "--nodes", "2", "--ranks", "8-11,0-3",
+                          "--nic-on-other-socket", "10", "-b", "256M", "-e", "256M", "-o", out)
+        self.assert_exit(result, 0)
+        self.assertIn("# lockstep nccl-tests all_reduce: 8 ranks on 2 x dgx-h100", result.stdout)
+        rows = [line.split() for line in result.stdout.splitlines() if not line.startswith("#")]
+        self.assertAlmostEqual(float(rows[0][7]) / float(rows[0][6]), 2 * 7 / 8, delta=0.01)
+        ranks = la.load_table(out, "nccl_tests_ranks")
+        # Node 1 first, as listed, then node 0.
+        self.assertEqual(list(ranks["rank"]), [8, 9, 10, 11, 0, 1, 2, 3])
+        summary = subprocess.run(["/usr/bin/python3", str(SOURCE / "analysis" / "summarize.py"),
+                                  str(out)], capture_output=True, text=True, timeout=60)
+        self.assertEqual(summary.returncode, 0, summary.stderr)
+        self.assertIn("slowest rank", summary.stdout.splitlines()[1])
+        self.assertEqual(summary.stdout.splitlines()[2].split()[-2], "10")
 
     def test_run_explains_that_a_network_without_traffic_is_for_collectives(self):
         result = lockstep("run", COLLECTIVES, "-o", self.dir / "none.h5")

@@ -263,6 +263,56 @@ TEST_CASE("one NIC on the wrong socket slows every inter-node collective about t
   }
 }
 
+// Tensor parallelism placed across nodes. One node's 8 GPUs all-reduce over NVLink at 370.8 GB/s
+// each; a TP group of 4 + 4 GPUs on two nodes crosses between them through its 4 NICs per node
+// (NCCL's channels spread over them), 4 x 48.5 GB/s of goodput each way, and every byte of a ring
+// all-reduce crosses: 370.8 / 194 = 1.9x slower with the same ring algorithm, 2.5x against NVLS,
+// which NCCL runs inside one node and cannot across two. A group with one GPU on each of 8 nodes
+// (TP laid out as the outer dimension) has one NIC per GPU: 370.8 / 48.5 = 7.6x.
+TEST_CASE("a TP group spread over nodes runs its all-reduce 1.9x to 7.6x slower than on NVLink") {
+  const Bytes size(std::int64_t{1} << 30);
+  auto all_reduce = [&](std::int32_t nodes, std::vector<std::int32_t> communicator,
+                        NcclAlgorithm algorithm) {
+    CollectiveSetup setup = h100_servers(nodes);
+    setup.communicator = std::move(communicator);
+    return static_cast<double>(
+        timed(setup, CollectiveOp::kAllReduce, size, algorithm, NcclProtocol::kSimple).ps());
+  };
+  const double one_node = all_reduce(2, {0, 1, 2, 3, 4, 5, 6, 7}, NcclAlgorithm::kRing);
+  const double nvls = all_reduce(1, {0, 1, 2, 3, 4, 5, 6, 7}, NcclAlgorithm::kNvls);
+  const double two_nodes = all_reduce(2, {0, 1, 2, 3, 8, 9, 10, 11}, NcclAlgorithm::kRing);
+  CHECK(two_nodes / one_node == doctest::Approx(370.8 / (4 * 48.5)).epsilon(0.03));
+  CHECK(two_nodes / nvls == doctest::Approx(487.0 / (4 * 48.5)).epsilon(0.03));
+  const double eight_nodes = all_reduce(8, {0, 8, 16, 24, 32, 40, 48, 56}, NcclAlgorithm::kRing);
+  CHECK(eight_nodes / one_node == doctest::Approx(370.8 / 48.5).epsilon(0.03));
+}
+
+// The ring's ranks all end together, but the one whose NIC sits on the other CPU socket is the one
+// the others wait for: its transfers take twice as long as anyone else's in every inter-node
+// collective, which is what a straggler detector sees.
+TEST_CASE("a NIC on the wrong socket makes its rank the slowest in every inter-node collective") {
+  const Bytes size(std::int64_t{256} << 20);
+  for (const CollectiveOp op : {CollectiveOp::kAllReduce, CollectiveOp::kAllGather,
+                                CollectiveOp::kReduceScatter, CollectiveOp::kAllToAll}) {
+    CAPTURE(collective_name(op));
+    CollectiveSetup setup = h100_servers(2);
+    setup.host_staged_nics = {3};
+    const Topology topology = build_topology(setup.fabric.topology);
+    const Routing routing(topology);
+    const std::optional<TimedCollective> run =
+        time_collective(setup, routing, op, size, NcclAlgorithm::kRing, NcclProtocol::kSimple,
+                        nullptr, [] { return false; });
+    REQUIRE(run.has_value());
+    std::vector<Duration> times = run->rank_send_times;
+    REQUIRE(times.size() == 16);
+    const auto slowest = std::max_element(times.begin(), times.end());
+    CHECK(run->ranks[static_cast<std::size_t>(slowest - times.begin())] == 3);
+    const Duration worst = *slowest;
+    std::nth_element(times.begin(), times.begin() + 8, times.end());
+    CHECK(static_cast<double>(worst.ps()) / static_cast<double>(times[8].ps()) > 1.5);
+  }
+}
+
 TEST_CASE("double binary trees: a chain per node to a head, heads in two shifted binary trees") {
   const std::vector<std::vector<std::int32_t>> trees = double_binary_trees(16, 8);
   REQUIRE(trees.size() == 2);

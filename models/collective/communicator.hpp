@@ -1,0 +1,54 @@
+// A communicator: an ordered group of ranks that runs collectives among themselves, as NCCL's
+// ncclComm does, while the rest of the cluster's GPUs sit idle. Its members are global ranks (GPU
+// node x G + index on GPU servers; fabric endpoints otherwise). Like NCCL, which lays its rings
+// and trees out by topology, lockstep groups the members by node: nodes in the order their first
+// member appears, each node's members in communicator order. Local rank i is the i-th member of
+// that node-major order, so the rings (channel_rings.hpp), trees and protocol costs written for
+// node x G + index apply unchanged with the communicator's GPUs per node.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "models/transport/network.hpp"
+
+namespace lockstep {
+
+struct CommunicatorLayout {
+  std::vector<std::int32_t> members;  // global rank of each local rank, node-major
+  std::int32_t nodes = 0;
+  std::int32_t gpus_per_node = 0;  // members on each of its nodes
+};
+
+// `communicator`'s members grouped by node (`gpus_per_node` GPUs per node of the cluster, 1 when
+// ranks are fabric endpoints). Throws std::invalid_argument for a rank out of [0, ranks), a rank
+// listed twice, fewer than one member, or different member counts on different nodes (NCCL's
+// trees and rings assume the same count; lockstep requires it).
+[[nodiscard]] CommunicatorLayout communicator_layout(const std::vector<std::int32_t>& communicator,
+                                                     std::int32_t ranks,
+                                                     std::int32_t gpus_per_node);
+
+// The cluster's network as the communicator's local ranks see it: sends between local ranks go
+// between their global ranks, and listeners hear of messages under local ranks. Message ids are
+// the cluster network's.
+class CommunicatorNetwork final : public Network, private MessageListener {
+ public:
+  CommunicatorNetwork(Network& cluster, std::vector<std::int32_t> members);
+
+  std::uint64_t send(std::int32_t source, std::int32_t destination, Bytes size,
+                     std::uint32_t queue_pair, MessageListener& listener) override;
+  [[nodiscard]] std::int32_t endpoint_count() const override;
+
+ private:
+  void on_message_complete(const Message& message, const MessageTimes& times) override;
+  void on_message_delivered(const Message& message, Time delivered) override;
+  [[nodiscard]] Message local(const Message& message) const;
+
+  Network& cluster_;
+  std::vector<std::int32_t> members_;
+  std::vector<std::int32_t> local_of_;  // by global rank; -1 outside the communicator
+  std::unordered_map<std::uint64_t, MessageListener*> listeners_;  // by id; never iterated
+};
+
+}  // namespace lockstep
