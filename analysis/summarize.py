@@ -7,7 +7,7 @@ for an nccl-tests run.
 A job run gets a line per step: step time, slowest rank, compute, wait, comm. A fabric run gets its
 flow completion times and the ports that queued most. An nccl-tests run gets a line per size: time,
 algbw and busbw (GB/s, nccl-tests' definitions), the algorithm and protocol that ran, and the slowest
-rank (whose transfers took longest) with its time over the median rank's. Which it is comes from the
+rank (whose transfers out and in took longest) with its time over the median rank's. Which it is comes from the
 tables in the file.
 Debian's /usr/bin/python3 is named on purpose: it is the interpreter that has h5py and pandas here.
 """
@@ -90,13 +90,14 @@ def print_nccl_tests(path, info):
         "algorithm": results["algorithm"],
         "protocol": results["protocol"],
     })
-    # The rank whose transfers took longest is the one the others waited for.
+    # The rank whose transfers out and in took longest is on the path the others waited for.
     ranks = load_table(path, "nccl_tests_ranks")
-    slowest = ranks.loc[ranks.groupby("bytes", sort=False)["send_time_ps"].idxmax()]
-    median = ranks.groupby("bytes", sort=False)["send_time_ps"].median()
+    ranks["transfer_ps"] = ranks["send_time_ps"] + ranks["receive_time_ps"]
+    slowest = ranks.loc[ranks.groupby("bytes", sort=False)["transfer_ps"].idxmax()]
+    median = ranks.groupby("bytes", sort=False)["transfer_ps"].median()
     by_size = slowest.set_index("bytes")
     table["slowest rank"] = results["bytes"].map(by_size["rank"]).to_numpy()
-    table["x median"] = (results["bytes"].map(by_size["send_time_ps"]) /
+    table["x median"] = (results["bytes"].map(by_size["transfer_ps"]) /
                          results["bytes"].map(median)).to_numpy()
     with pd.option_context("display.float_format", "{:.2f}".format):
         print(table.to_string(index=False))

@@ -24,7 +24,7 @@ CollectiveAlgorithm::CollectiveAlgorithm(Simulator& sim, Network& network,
       network_(network),
       overheads_(overheads),
       cost_(overheads ? protocol_cost(overheads->protocol, algorithm) : ProtocolCost{}),
-      rank_send_times_(static_cast<std::size_t>(network.endpoint_count())) {
+      rank_transfer_times_(static_cast<std::size_t>(network.endpoint_count())) {
   if (overheads_ && overheads_->gpus_per_node < 1) {
     throw std::invalid_argument("a node holds at least one GPU");
   }
@@ -61,7 +61,9 @@ std::uint64_t CollectiveAlgorithm::send(std::int32_t from, std::int32_t to, Byte
 Time CollectiveAlgorithm::noticed(const Message& message, Time delivered) {
   ++delivered_;
   const auto sent = sent_.find(message.id);
-  rank_send_times_[static_cast<std::size_t>(sent->second.from)] += delivered - sent->second.at;
+  const Duration took = delivered - sent->second.at;
+  rank_transfer_times_[static_cast<std::size_t>(sent->second.from)].sent += took;
+  rank_transfer_times_[static_cast<std::size_t>(message.destination)].received += took;
   sent_.erase(sent);
   Duration step;
   if (overheads_) {

@@ -26,6 +26,11 @@ namespace lockstep {
 // 1 MiB each, at least one and at most 64, which bounds the messages of a large collective.
 [[nodiscard]] std::int32_t pipeline_chunks(Bytes bytes);
 
+struct RankTransferTimes {
+  Duration sent;
+  Duration received;
+};
+
 struct ProtocolOverheads {
   NcclProtocol protocol = NcclProtocol::kSimple;
   std::int32_t gpus_per_node = 1;
@@ -44,10 +49,12 @@ class CollectiveAlgorithm : public MessageListener {
   // When the last transfer arrived and was noticed; valid once finished().
   [[nodiscard]] Time finished_at() const { return finished_at_; }
   [[nodiscard]] std::int64_t transfers() const { return transfers_; }
-  // Per rank, the time its transfers took from sending to arriving, summed: in a collective that
-  // ends together on every rank, this is what tells the rank that holds the others up (a slow
-  // link out of it) from those that only wait for it.
-  [[nodiscard]] const std::vector<Duration>& rank_send_times() const { return rank_send_times_; }
+  // Per rank, the time the transfers it sent and those it received took from sending to arriving,
+  // summed: in a collective that ends together on every rank, this is what tells the ranks on a
+  // slow path from those that only wait for them.
+  [[nodiscard]] const std::vector<RankTransferTimes>& rank_transfer_times() const {
+    return rank_transfer_times_;
+  }
   // Called once, by an event at finished_at(), when the last transfer has been noticed (at the
   // start time when there is nothing to send).
   void when_finished(std::function<void()> callback) { on_finished_ = std::move(callback); }
@@ -80,7 +87,7 @@ class CollectiveAlgorithm : public MessageListener {
 
   std::optional<ProtocolOverheads> overheads_;
   ProtocolCost cost_;
-  std::vector<Duration> rank_send_times_;
+  std::vector<RankTransferTimes> rank_transfer_times_;
   std::unordered_map<std::uint64_t, Sent> sent_;  // by message id; looked up, never iterated
   std::function<void()> on_finished_;
   std::int64_t transfers_ = 0;

@@ -60,10 +60,13 @@ void HierarchicalAllReduce::part_finished() {
   if (--running_ == 0) begin(phase_ + 1);
 }
 
-std::vector<Duration> HierarchicalAllReduce::rank_send_times() const {
-  std::vector<Duration> total(static_cast<std::size_t>(network_.endpoint_count()));
+std::vector<RankTransferTimes> HierarchicalAllReduce::rank_transfer_times() const {
+  std::vector<RankTransferTimes> total(static_cast<std::size_t>(network_.endpoint_count()));
   for (const std::unique_ptr<CollectiveRun>& run : runs_) {
-    for (std::size_t r = 0; r < total.size(); ++r) total[r] += run->rank_send_times()[r];
+    for (std::size_t r = 0; r < total.size(); ++r) {
+      total[r].sent += run->rank_transfer_times()[r].sent;
+      total[r].received += run->rank_transfer_times()[r].received;
+    }
   }
   return total;
 }

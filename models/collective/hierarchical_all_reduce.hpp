@@ -29,8 +29,8 @@ class HierarchicalAllReduce {
   [[nodiscard]] bool finished() const { return phase_ == kDone; }
   [[nodiscard]] Time started_at() const { return started_at_; }
   [[nodiscard]] Time finished_at() const { return finished_at_; }
-  // Summed over the phases (CollectiveAlgorithm::rank_send_times).
-  [[nodiscard]] std::vector<Duration> rank_send_times() const;
+  // Summed over the phases (CollectiveAlgorithm::rank_transfer_times).
+  [[nodiscard]] std::vector<RankTransferTimes> rank_transfer_times() const;
 
  private:
   static constexpr int kDone = 3;

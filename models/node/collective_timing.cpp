@@ -65,32 +65,32 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
   for (const std::int32_t r : setup.host_staged_nics) {
     if (r < 0 || r >= cluster_ranks) throw std::invalid_argument("no rank " + std::to_string(r));
   }
-  if (setup.fabric.model == NetworkModel::kPacket) {
-    if (setup.transport == FabricTransport::kSocket || !setup.host_staged_nics.empty()) {
-      throw std::invalid_argument(
-          "sockets and NICs reached through host memory are modeled at flow level only");
+  // The tighter of the host-side limits a NIC is under, from its own link's rate.
+  std::vector<std::optional<std::int64_t>> limit(static_cast<std::size_t>(cluster_ranks));
+  for (const std::int32_t r : setup.host_staged_nics) {
+    const BitRate own = topology.cable(topology.ports(r)[0].cable).rate;
+    limit[static_cast<std::size_t>(r)] = std::max<std::int64_t>(
+        1, static_cast<std::int64_t>(static_cast<double>(own.bps()) * kHostStagedShare));
+  }
+  if (setup.transport == FabricTransport::kSocket) {
+    for (std::optional<std::int64_t>& l : limit) {
+      l = std::min(l.value_or(kSocketThroughput.bps()), kSocketThroughput.bps());
     }
-    fabric_network =
-        std::make_unique<PacketNetwork>(sim, fabric, packet_config, setup.seed, discard);
-  } else {
-    auto flows = std::make_unique<FlowNetwork>(sim, fabric, flow_config, setup.seed, discard);
-    // The tighter of the host-side limits a NIC is under, from its own link's rate.
-    std::vector<std::optional<std::int64_t>> limit(static_cast<std::size_t>(cluster_ranks));
-    for (const std::int32_t r : setup.host_staged_nics) {
-      const BitRate own = topology.cable(topology.ports(r)[0].cable).rate;
-      limit[static_cast<std::size_t>(r)] = std::max<std::int64_t>(
-          1, static_cast<std::int64_t>(static_cast<double>(own.bps()) * kHostStagedShare));
-    }
-    if (setup.transport == FabricTransport::kSocket) {
-      for (std::optional<std::int64_t>& l : limit) {
-        l = std::min(l.value_or(kSocketThroughput.bps()), kSocketThroughput.bps());
-      }
-    }
+  }
+  auto limit_endpoints = [&](auto& network) {
     for (std::int32_t e = 0; e < cluster_ranks; ++e) {
       if (const std::optional<std::int64_t>& l = limit[static_cast<std::size_t>(e)]) {
-        flows->limit_endpoint(e, BitRate::bps(*l));
+        network.limit_endpoint(e, BitRate::bps(*l));
       }
     }
+  };
+  if (setup.fabric.model == NetworkModel::kPacket) {
+    auto packets = std::make_unique<PacketNetwork>(sim, fabric, packet_config, setup.seed, discard);
+    limit_endpoints(*packets);
+    fabric_network = std::move(packets);
+  } else {
+    auto flows = std::make_unique<FlowNetwork>(sim, fabric, flow_config, setup.seed, discard);
+    limit_endpoints(*flows);
     fabric_network = std::move(flows);
   }
   Network* cluster_network = fabric_network.get();
@@ -178,10 +178,10 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
   if (!finished()) return std::nullopt;
   const Time started = algorithm_run ? algorithm_run->started_at() : hierarchical->started_at();
   const Time ended = algorithm_run ? algorithm_run->finished_at() : hierarchical->finished_at();
-  std::vector<Duration> send_times =
-      algorithm_run ? algorithm_run->rank_send_times() : hierarchical->rank_send_times();
+  std::vector<RankTransferTimes> transfer_times =
+      algorithm_run ? algorithm_run->rank_transfer_times() : hierarchical->rank_transfer_times();
   return TimedCollective{ended - started, sim.now(), sim.events_processed(), layout.members,
-                         std::move(send_times)};
+                         std::move(transfer_times)};
 }
 
 }  // namespace lockstep

@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "models/collective/collective_algorithm.hpp"
 #include "models/collective/collective_op.hpp"
 #include "models/collective/nccl_protocol.hpp"
 #include "models/fabric/routing.hpp"
@@ -48,15 +49,16 @@ struct TimedCollective {
   Duration time;  // from the start to the last chunk arrived and noticed
   Time end;       // when that simulation stopped (soon after the collective's end)
   std::uint64_t events = 0;
-  std::vector<std::int32_t> ranks;        // the communicator's global ranks, node-major
-  std::vector<Duration> rank_send_times;  // for each of them (CollectiveAlgorithm)
+  std::vector<std::int32_t> ranks;  // the communicator's global ranks, node-major
+  std::vector<RankTransferTimes> rank_transfer_times;  // for each (CollectiveAlgorithm)
 };
 
 // `fabric` is the setup's fabric routing. Throws std::invalid_argument for Tree or NVLS with
 // another operation than all-reduce (as in NCCL), NVLS where NCCL could not run it, a communicator
 // communicator_layout() refuses, when two ranks that must talk over the fabric have no path (a
-// fabric without spines between rails, say), for an unknown rank in host_staged_nics, or
-// for sockets or host-staged NICs at packet level (modeled at flow level only). Empty when `stop`
+// fabric without spines between rails, say), or for an unknown rank in host_staged_nics. Host-side
+// limits (sockets, host-staged NICs) cap each NIC's host path on either fabric level: at packet
+// level a NIC whose host drains slower than the wire pauses its switch. Empty when `stop`
 // turned true before the collective finished (Ctrl-C); the run loop calls `monitor` (may be null)
 // as Simulator::run does.
 [[nodiscard]] std::optional<TimedCollective> time_collective(const CollectiveSetup& setup,

@@ -41,12 +41,24 @@ void Nic::activate(Flow& flow) {
   active_.push_back(flow.id);
 }
 
+void Nic::limit_host_path(BitRate rate, Bytes xoff, Bytes headroom, bool lossless) {
+  host_path_ = HostPath{rate, xoff.count(), headroom.count(), lossless};
+}
+
 void Nic::try_send() {
   // One data packet waits behind the one on the wire at most: pacing decisions stay current, and a
   // departure always finds the next packet ready, so the link never idles while a flow may send.
   if (port_.queue_bytes(config_.data_class) > 0) return;
   const Time now = sim_.now();
   Time earliest = Time::max();
+  if (host_path_ && host_send_free_at_ > now && !active_.empty()) {
+    earliest = host_send_free_at_;
+    if (earliest < wake_at_) {
+      wake_at_ = earliest;
+      sim_.schedule<&Nic::wake>(earliest, this);
+    }
+    return;
+  }
   std::size_t scanned = 0;
   while (scanned < active_.size()) {
     if (next_active_ >= active_.size()) next_active_ = 0;
@@ -111,6 +123,9 @@ void Nic::send_data(Flow& flow) {
   flow.next_send_allowed = now + tx_time(Bytes(packet->size_bytes), flow_rate(flow));
   flow.retransmit->arm_in(config_.retransmit_timeout);
   data_payload_sent_ += packet->payload_bytes;
+  if (host_path_) {
+    host_send_free_at_ = now + tx_time(Bytes(packet->size_bytes), host_path_->rate);
+  }
   port_.enqueue(packet);
 }
 
@@ -128,6 +143,26 @@ void Nic::send_control(PacketKind kind, const Flow& flow, std::uint64_t sequence
 }
 
 void Nic::receive(Packet* packet, std::uint16_t /*ingress_port*/) {
+  if (packet->kind == PacketKind::kData && host_path_) {
+    if (held_bytes_ + packet->size_bytes > host_path_->xoff + host_path_->headroom) {
+      if (host_path_->lossless) ++lossless_overflows_;
+      dropped_payload_ += packet->payload_bytes;
+      packets_.release(packet);
+      return;
+    }
+    if (receive_buffer_.empty()) {
+      sim_.schedule_in<&Nic::take_into_host>(tx_time(Bytes(packet->size_bytes), host_path_->rate),
+                                             this);
+    }
+    receive_buffer_.push_back(packet);
+    held_bytes_ += packet->size_bytes;
+    held_payload_ += packet->payload_bytes;
+    if (host_path_->lossless && !receive_buffer_full_ && held_bytes_ >= host_path_->xoff) {
+      receive_buffer_full_ = true;
+      update_pause();
+    }
+    return;
+  }
   switch (packet->kind) {
     case PacketKind::kData:
       on_data(packet);
@@ -145,6 +180,23 @@ void Nic::receive(Packet* packet, std::uint16_t /*ingress_port*/) {
       port_.apply_pause(packet->priority, packet->pause_quanta);
       break;
   }
+  packets_.release(packet);
+}
+
+void Nic::take_into_host() {
+  Packet* packet = receive_buffer_.front();
+  receive_buffer_.pop_front();
+  held_bytes_ -= packet->size_bytes;
+  held_payload_ -= packet->payload_bytes;
+  if (!receive_buffer_.empty()) {
+    sim_.schedule_in<&Nic::take_into_host>(
+        tx_time(Bytes(receive_buffer_.front()->size_bytes), host_path_->rate), this);
+  }
+  if (receive_buffer_full_ && held_bytes_ <= host_path_->xoff / 2) {
+    receive_buffer_full_ = false;
+    update_pause();
+  }
+  on_data(packet);
   packets_.release(packet);
 }
 
@@ -271,16 +323,26 @@ void Nic::catch_up_dcqcn_timers(Flow& flow) {
 }
 
 void Nic::start_pause_storm(int traffic_class) {
-  storming_ = true;
+  storm_requested_ = true;
   storm_class_ = traffic_class;
-  ++storm_generation_;
-  refresh_storm(storm_generation_);
+  update_pause();
 }
 
 void Nic::stop_pause_storm() {
-  if (!storming_) return;
-  storming_ = false;
+  storm_requested_ = false;
+  update_pause();
+}
+
+void Nic::update_pause() {
+  const bool wanted = storm_requested_ || receive_buffer_full_;
+  if (wanted == pausing_) return;
+  pausing_ = wanted;
   ++storm_generation_;
+  if (pausing_) {
+    if (!storm_requested_) storm_class_ = config_.data_class;
+    refresh_storm(storm_generation_);
+    return;
+  }
   Packet* frame = packets_.acquire();
   frame->kind = PacketKind::kPause;
   frame->priority = static_cast<std::uint8_t>(storm_class_);
@@ -291,7 +353,7 @@ void Nic::stop_pause_storm() {
 }
 
 void Nic::refresh_storm(std::uint64_t generation) {
-  if (!storming_ || generation != storm_generation_) return;
+  if (!pausing_ || generation != storm_generation_) return;
   Packet* frame = packets_.acquire();
   frame->kind = PacketKind::kPause;
   frame->priority = static_cast<std::uint8_t>(storm_class_);

@@ -6,12 +6,14 @@
 // port, and can be told to emit pauses without end, the way a NIC with a stuck receive pipeline
 // storms its ToR (reference.md section 6). DCQCN's periodic timers are applied lazily, when a flow
 // next sends or gets a CNP, in the order they would have fired: the rate only matters at send
-// times, so the result is the same without an event per timer period per flow. Left out: RDMA read,
-// multiple outstanding NACKs, selective repeat, and the NIC's internal PCIe path (the node model
-// adds it).
+// times, so the result is the same without an event per timer period per flow. A NIC can be given
+// a host path slower than its port (limit_host_path). Left out: RDMA read, multiple outstanding
+// NACKs, selective repeat.
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <optional>
 #include <vector>
 
 #include "models/fabric/egress_port.hpp"
@@ -40,12 +42,24 @@ class Nic final : public PacketReceiver, public PortOwner {
   void start_pause_storm(int traffic_class);
   void stop_pause_storm();
 
+  // Data moves between host memory and this NIC at `rate` at most (the GPU reaches the NIC through
+  // host memory, or a host TCP stack feeds it): sending is paced to it, and data that arrives waits
+  // in the NIC's receive buffer until the host has taken it, in order. A backlog of `xoff` bytes
+  // pauses the switch on a lossless data class until it has drained to half of that; on a lossy
+  // class, data beyond xoff + headroom is dropped. Call before any traffic.
+  void limit_host_path(BitRate rate, Bytes xoff, Bytes headroom, bool lossless);
+
   [[nodiscard]] EgressPort& port() { return port_; }
   [[nodiscard]] const EgressPort& port() const { return port_; }
   [[nodiscard]] std::int32_t endpoint() const { return endpoint_; }
   // Payload bytes of data packets put on the wire (resends included) and arrived here.
   [[nodiscard]] std::int64_t data_payload_sent() const { return data_payload_sent_; }
   [[nodiscard]] std::int64_t data_payload_received() const { return data_payload_received_; }
+  // Payload bytes arrived but still in the receive buffer, and dropped there (host path only).
+  [[nodiscard]] std::int64_t data_payload_held() const { return held_payload_; }
+  [[nodiscard]] std::int64_t data_payload_dropped() const { return dropped_payload_; }
+  // Data dropped on a lossless class because the buffer overflowed despite pausing (must stay 0).
+  [[nodiscard]] std::int64_t lossless_overflows() const { return lossless_overflows_; }
   // Current sending rate of a flow this NIC sends on.
   [[nodiscard]] BitRate flow_rate(const Flow& flow) const;
 
@@ -60,6 +74,10 @@ class Nic final : public PacketReceiver, public PortOwner {
   void on_cnp(Flow& flow);
   void on_retransmit_timeout(std::uint64_t flow_id);
   void refresh_storm(std::uint64_t generation);
+  // Pauses the switch while a storm is asked for or the receive buffer is full, resumes it when
+  // neither holds.
+  void update_pause();
+  void take_into_host();
   void catch_up_dcqcn_timers(Flow& flow);
   void activate(Flow& flow);
   // The message that packet `sequence` of the flow belongs to (the flow has not dropped it yet).
@@ -78,9 +96,25 @@ class Nic final : public PacketReceiver, public PortOwner {
   Time wake_at_ = Time::max();  // a pending wake-up for pacing, if any
   std::int64_t data_payload_sent_ = 0;
   std::int64_t data_payload_received_ = 0;
-  bool storming_ = false;
+  bool storm_requested_ = false;
+  bool receive_buffer_full_ = false;
+  bool pausing_ = false;
   int storm_class_ = 0;
   std::uint64_t storm_generation_ = 0;
+
+  struct HostPath {
+    BitRate rate;
+    std::int64_t xoff = 0;
+    std::int64_t headroom = 0;
+    bool lossless = true;
+  };
+  std::optional<HostPath> host_path_;
+  Time host_send_free_at_;              // when the host path can feed the next packet out
+  std::deque<Packet*> receive_buffer_;  // data not taken by the host yet, in arrival order
+  std::int64_t held_bytes_ = 0;         // in receive_buffer_, whole frames
+  std::int64_t held_payload_ = 0;
+  std::int64_t dropped_payload_ = 0;
+  std::int64_t lossless_overflows_ = 0;
 };
 
 }  // namespace lockstep

@@ -202,6 +202,16 @@ void PacketNetwork::finish() {
   tables_.flush();
 }
 
+void PacketNetwork::limit_endpoint(std::int32_t endpoint, BitRate rate) {
+  const Topology& topology = routing_.topology();
+  const Cable& cable = topology.cable(topology.ports(endpoint)[0].cable);
+  const Bytes mtu = config_.transport.payload_per_packet + config_.transport.header;
+  const Bytes headroom = derived_headroom(cable.rate, cable.delay, mtu);
+  nic(endpoint).limit_host_path(
+      rate, headroom, headroom,
+      config_.switches.pfc.lossless.test(static_cast<std::size_t>(config_.transport.data_class)));
+}
+
 std::int64_t PacketNetwork::packet_hops() const {
   std::int64_t hops = 0;
   for_each_port([&](NodeId, const EgressPort& port) { hops += port.packets_transmitted(); });
@@ -213,6 +223,8 @@ DataAccount PacketNetwork::data_account() const {
   for (const auto& nic : nics_) {
     account.injected += nic->data_payload_sent();
     account.delivered += nic->data_payload_received();
+    account.in_fabric += nic->data_payload_held();
+    account.dropped += nic->data_payload_dropped();
   }
   for (const auto& s : switches_) account.dropped += s->dropped_payload_bytes();
   for_each_port(
@@ -224,6 +236,7 @@ DataAccount PacketNetwork::data_account() const {
 std::int64_t PacketNetwork::lossless_drops() const {
   std::int64_t drops = 0;
   for (const auto& s : switches_) drops += s->headroom_overflows();
+  for (const auto& nic : nics_) drops += nic->lossless_overflows();
   return drops;
 }
 

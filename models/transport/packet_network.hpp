@@ -35,8 +35,8 @@ struct PacketNetworkConfig {
 struct DataAccount {
   std::int64_t injected = 0;   // payload bytes of data packets sent by NICs, resends included
   std::int64_t delivered = 0;  // payload bytes of data packets that reached their destination NIC
-  std::int64_t dropped = 0;    // payload bytes dropped by switches
-  std::int64_t in_fabric = 0;  // payload bytes now in queues, serializers and on links
+  std::int64_t dropped = 0;    // payload bytes dropped by switches and NIC receive buffers
+  std::int64_t in_fabric = 0;  // payload bytes in queues, serializers, links and NIC buffers
 };
 
 class PacketNetwork final : public Network, public MessageListener {
@@ -51,6 +51,13 @@ class PacketNetwork final : public Network, public MessageListener {
   // From the NICs: records the message, then tells whoever sent it.
   void on_message_complete(const Message& message, const MessageTimes& times) override;
   void on_message_delivered(const Message& message, Time delivered) override;
+
+  // The endpoint's host path carries `rate` at most (Nic::limit_host_path), with a receive buffer
+  // that pauses its switch at one PFC headroom of backlog (the round trip of its cable plus the
+  // pause response and two frames, as switches reserve): reference.md gives no NIC buffer size, so
+  // the NIC gets what PFC needs, one headroom to fill before pausing and one for what still
+  // arrives. Call before any traffic.
+  void limit_endpoint(std::int32_t endpoint, BitRate rate);
 
   [[nodiscard]] Nic& nic(std::int32_t endpoint) {
     return *nics_[static_cast<std::size_t>(endpoint)];

@@ -8,9 +8,9 @@
 //   node by default.
 //   The fabric is an ordinary scenario (generated, then loaded like a file, so --set reaches it and
 //   /meta/scenario holds it); NVLink always runs at flow level.
-// `--ranks` narrows the run to a communicator (communicator.hpp), the rest of the cluster idle. Each
-// size also records every rank's transfer time (`nccl_tests_ranks`), which names the slow rank.
-// Each size runs on fresh networks, so sizes do not disturb each other, as nccl-tests' timed
+// `--ranks` narrows the run to a communicator (communicator.hpp), the rest of the cluster idle.
+// Each size also records every rank's transfer time (`nccl_tests_ranks`), which names the slow
+// rank. Each size runs on fresh networks, so sizes do not disturb each other, as nccl-tests' timed
 // iterations follow warm-up. NCCL's algorithm and protocol come from --algo/--proto or
 // NCCL_ALGO/NCCL_PROTO (NCCL's list syntax); among those allowed, each size runs with every pair
 // and reports the fastest, the choice NCCL's tuner aims for.
@@ -55,12 +55,14 @@ struct RankRow {
   std::int64_t bytes;
   std::int64_t rank;
   std::int64_t send_time_ps;
+  std::int64_t receive_time_ps;
 };
 
 TableLayout rank_layout() {
   using Row = RankRow;
   return layout<Row>("nccl_tests_ranks", {column("bytes", &Row::bytes), column("rank", &Row::rank),
-                                          column("send_time_ps", &Row::send_time_ps)});
+                                          column("send_time_ps", &Row::send_time_ps),
+                                          column("receive_time_ps", &Row::receive_time_ps)});
 }
 
 // "0-3,8-11" as ranks 0 1 2 3 8 9 10 11, in the order written; empty for a malformed list.
@@ -167,13 +169,12 @@ int nccl_tests_command(const std::vector<std::string>& args) {
       "preset", po::value(&preset_name), "server: dgx-a100, dgx-h100 (default), dgx-h200")(
       "model", po::value(&model), "with --nodes, the fabric's level: flow (default) or packet")(
       "transport", po::value(&transport),
-      "between nodes: rdma (default) or socket (NCCL's TCP fallback, also with NCCL_IB_DISABLE=1; "
-      "flow level)")(
+      "between nodes: rdma (default) or socket (NCCL's TCP fallback, also with NCCL_IB_DISABLE=1)")(
       "nic-on-other-socket", po::value(&staged_nics)->composing(),
       "this rank's NIC sits on the other CPU socket: its data goes through host memory at half "
-      "the NIC's rate (repeatable; flow level)")(
+      "the NIC's rate (repeatable)")(
       "no-gpudirect", po::bool_switch(&no_gpudirect),
-      "GPUDirect RDMA off: every NIC's data goes through host memory (flow level)")(
+      "GPUDirect RDMA off: every NIC's data goes through host memory")(
       "algo", po::value(&algo_option),
       "Ring, Tree, NVLS, a list, or ^list to exclude (default: $NCCL_ALGO, else the fastest "
       "allowed for each size); also Hierarchical, lockstep's two-level all-reduce, when named")(
@@ -328,14 +329,6 @@ int nccl_tests_command(const std::vector<std::string>& args) {
                  "GPUs of one dgx-h100 or dgx-h200 node)\n";
     return exit_code::kBadInput;
   }
-  if (setup.fabric.model == NetworkModel::kPacket &&
-      (setup.transport == FabricTransport::kSocket || !setup.host_staged_nics.empty() ||
-       no_gpudirect)) {
-    std::cerr << "lockstep nccl-tests: sockets and NICs reached through host memory are modeled at "
-                 "flow level only (the fabric here is at packet level; NCCL_IB_DISABLE=1 asks for "
-                 "sockets)\n";
-    return exit_code::kBadInput;
-  }
   if (no_gpudirect) {
     setup.host_staged_nics.clear();
     for (std::int32_t r = 0; r < ranks; ++r) setup.host_staged_nics.push_back(r);
@@ -391,8 +384,9 @@ int nccl_tests_command(const std::vector<std::string>& args) {
       }
       last = *timed;
       for (std::size_t i = 0; i < timed->ranks.size(); ++i) {
+        const RankTransferTimes& times = timed->rank_transfer_times[i];
         rank_results.append(
-            RankRow{shape.size.count(), timed->ranks[i], timed->rank_send_times[i].ps()});
+            RankRow{shape.size.count(), timed->ranks[i], times.sent.ps(), times.received.ps()});
       }
       const double factor_of_op = bus_bandwidth_factor(*op, ranks);
       // The fabric carries the same bytes in place and out of place: one time for both halves.

@@ -209,5 +209,60 @@ TEST_CASE("a pause storm from one NIC spreads upstream to the sender and nothing
   check_invariants(network, true);
 }
 
+// A sender whose host path carries 25 Gb/s (a NIC reached through host memory) paces its packets
+// to it: 1,000 packets of 1062 B leave 339.84 ns apart, so the last one is out at 1000 x 339.84 ns
+// and arrives after two more serializations at 100 Gb/s and three hops of 1 us.
+TEST_CASE("a NIC whose host path is slower than its port sends at the host path's rate") {
+  ChainNetwork chain_network;
+  chain_network.network.limit_endpoint(0, BitRate::gbps(25));
+  Completions completions;
+  (void)chain_network.network.send(0, 1, Bytes(1'000'000), 0, completions);
+  (void)chain_network.sim.run();
+  REQUIRE(completions.done.size() == 1);
+  CHECK(completions.done[0].second.delivered.ps() == 999 * 339'840 + 3 * 84'960 + 3 * 1'000'000);
+  check_invariants(chain_network.network, true);
+}
+
+// The receiver's host takes 50 Gb/s while its link brings 100: its NIC buffer fills, and it pauses
+// its switch until the backlog halves, again and again, so the transfer runs at the host's rate
+// (10 MB in 10'620'000 x 8 / 50 Gb/s = 1.70 ms of wire bytes) with nothing lost; the switch holds
+// what the NIC cannot, and the pauses spread no further than the chain needs.
+TEST_CASE("a NIC whose host drains slower than its link pauses its switch and loses nothing") {
+  ChainNetwork chain_network;
+  PacketNetwork& network = chain_network.network;
+  network.limit_endpoint(1, BitRate::gbps(50));
+  Completions completions;
+  (void)network.send(0, 1, Bytes(10'000'000), 0, completions);
+  (void)chain_network.sim.run();
+  REQUIRE(completions.done.size() == 1);
+  const double seconds = completions.done[0].second.delivered.seconds();
+  CHECK(seconds == doctest::Approx(10'620'000 * 8 / 50e9).epsilon(0.01));
+  CHECK(network.nic(1).port().counters().classes[3].pauses_sent > 2);
+  CHECK(network.nic(1).data_payload_held() == 0);
+  check_invariants(network, true);
+}
+
+// Without PFC the NIC's buffer overflows instead: data is dropped there, and go-back-N resends it
+// until every byte is in.
+TEST_CASE("on a lossy class a slow host's NIC drops, and go-back-N still delivers") {
+  Simulator sim;
+  const Topology topology = chain();
+  const Routing routing(topology);
+  PacketNetworkConfig config = lossless_config();
+  config.switches.pfc.lossless.reset();
+  config.transport.retransmit_timeout = Duration::us(100);
+  testing::MemoryBackend output;
+  PacketNetwork network(sim, routing, config, 1, output);
+  network.limit_endpoint(1, BitRate::gbps(50));
+  Completions completions;
+  (void)network.send(0, 1, Bytes(10'000'000), 0, completions);
+  (void)sim.run();
+  REQUIRE(completions.done.size() == 1);
+  CHECK(network.nic(1).data_payload_dropped() > 0);
+  CHECK(network.pause_frames_sent() == 0);
+  CHECK(network.nic(1).data_payload_received() >= 10'000'000);
+  check_invariants(network, false);
+}
+
 }  // namespace
 }  // namespace lockstep
