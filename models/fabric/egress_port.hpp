@@ -60,20 +60,22 @@ class EgressPort {
   void on_pause_expired(std::uint64_t traffic_class);
   [[nodiscard]] Packet* next_packet();
 
+  // What every packet touches comes first, in as few cache lines as possible: at scale a port is
+  // cold when its next packet comes, and each line is a miss.
   Simulator& sim_;
   BitRate rate_;
   Link& link_;
   PortOwner& owner_;
+  Packet* in_transmission_ = nullptr;
+  std::int64_t packets_transmitted_ = 0;
+  std::uint32_t nonempty_classes_ = 0;  // bit c set when data_[c] holds packets
   std::uint16_t index_;
   PacketFifo control_;
   std::array<PacketFifo, kTrafficClasses> data_;
-  std::uint32_t nonempty_classes_ = 0;  // bit c set when data_[c] holds packets
-  Packet* in_transmission_ = nullptr;
   std::array<Time, kTrafficClasses> paused_until_{};
   std::array<Time, kTrafficClasses> pause_started_{};
   std::array<Duration, kTrafficClasses> paused_before_{};  // closed pause intervals
   PortCounters counters_;
-  std::int64_t packets_transmitted_ = 0;
 };
 
 }  // namespace lockstep

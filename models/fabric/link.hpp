@@ -32,19 +32,30 @@ class Link {
 
   // The last bit of `packet` left the sender now.
   void carry(Packet* packet) {
-    packet->arrives_at = sim_.now() + delay_;
-    const bool idle = in_flight_.empty();
-    in_flight_.push(packet);
-    if (idle) sim_.schedule<&Link::arrive>(packet->arrives_at, this);
+    const Time arrives_at = sim_.now() + delay_;
+    packet->next = nullptr;
+    if (tail_ == nullptr) {
+      head_ = packet;
+      sim_.schedule<&Link::arrive>(arrives_at, this, packet);
+    } else {
+      tail_->next = packet;
+      tail_->next_arrives_at = arrives_at;
+    }
+    tail_ = packet;
   }
 
   // Data bytes propagating on this link now (for conservation checks, not the event loop).
   [[nodiscard]] std::int64_t data_bytes_in_flight() const;
 
  private:
-  void arrive() {
-    Packet* packet = in_flight_.pop();
-    if (!in_flight_.empty()) sim_.schedule<&Link::arrive>(in_flight_.front()->arrives_at, this);
+  void arrive(Packet* packet) {
+    head_ = packet->next;
+    if (head_ != nullptr) {
+      sim_.schedule<&Link::arrive>(packet->next_arrives_at, this, head_);
+    } else {
+      tail_ = nullptr;
+    }
+    packet->next = nullptr;
     receiver_->receive(packet, receiver_port_);
   }
 
@@ -52,12 +63,13 @@ class Link {
   Duration delay_;
   PacketReceiver* receiver_ = nullptr;
   std::uint16_t receiver_port_ = 0;
-  PacketFifo in_flight_;
+  Packet* head_ = nullptr;
+  Packet* tail_ = nullptr;
 };
 
 inline std::int64_t Link::data_bytes_in_flight() const {
   std::int64_t bytes = 0;
-  for (const Packet* p = in_flight_.front(); p != nullptr; p = p->next) {
+  for (const Packet* p = head_; p != nullptr; p = p->next) {
     if (p->kind == PacketKind::kData) bytes += p->payload_bytes;
   }
   return bytes;

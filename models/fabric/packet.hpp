@@ -35,8 +35,8 @@ struct alignas(64) Packet {
   std::uint64_t sequence = 0;      // packet sequence number within the flow
   std::uint64_t entropy = 0;       // ECMP hash input: fixed per flow
   std::int32_t payload_bytes = 0;  // data bytes carried (data packets)
-  Time arrives_at;                 // when its last bit reaches the far end of its current link
-  Packet* next = nullptr;          // FIFO chaining
+  Time next_arrives_at;    // on a link: when the packet behind this one arrives (Link's FIFO)
+  Packet* next = nullptr;  // FIFO chaining
 };
 // One cache line: at scale, touching packets is what the packet path's cost is made of.
 static_assert(sizeof(Packet) == 64);
