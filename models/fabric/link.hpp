@@ -1,6 +1,9 @@
 // One direction of a cable: packets that finished serialization at the sending port propagate for a
 // fixed delay and arrive in order. The in-flight packets wait in a FIFO and only the head has an
 // event pending (htsim's trick), so the event set grows with links, not with packets in flight.
+// The FIFO is chained through the packets, each holding the arrival time of the one behind it, and
+// the pending event carries its packet: an arrival touches only the packet arriving (which the
+// event loop prefetches) and never one sent later, which at scale would be a cache miss per hop.
 // Store and forward: a packet is handed on only once its last bit has arrived.
 #pragma once
 
