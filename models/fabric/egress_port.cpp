@@ -11,9 +11,9 @@ constexpr std::int64_t kBytesPerQuantum = 512 / 8;
 
 }  // namespace
 
-EgressPort::EgressPort(Simulator& sim, BitRate rate, Link& link, PortOwner& owner,
+EgressPort::EgressPort(Simulator& sim, BitRate rate, Duration delay, PortOwner& owner,
                        std::uint16_t index)
-    : sim_(sim), rate_(rate), link_(link), owner_(owner), index_(index) {}
+    : link_(sim, delay), sim_(sim), rate_(rate), owner_(owner), index_(index) {}
 
 void EgressPort::enqueue(Packet* packet) {
   if (is_control(packet->kind)) {

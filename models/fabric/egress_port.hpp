@@ -3,7 +3,8 @@
 // queue; data classes are served in strict priority, highest class first. A packet's transmission,
 // once started, completes even if a pause arrives (802.1Qbb pauses the next frame, not the current
 // one). Pause time is counted in quanta of 512 bit times at this port's rate. One event per packet:
-// the end of its serialization, when it is handed to the link and the owner learns it left.
+// the end of its serialization, when it is handed to the link and the owner learns it left. The
+// port owns the link it transmits on, in the same cache lines as what it touches per packet.
 #pragma once
 
 #include <array>
@@ -28,7 +29,8 @@ class PortOwner {
 
 class EgressPort {
  public:
-  EgressPort(Simulator& sim, BitRate rate, Link& link, PortOwner& owner, std::uint16_t index);
+  // `delay`: the propagation delay of the link this port transmits on.
+  EgressPort(Simulator& sim, BitRate rate, Duration delay, PortOwner& owner, std::uint16_t index);
   EgressPort(const EgressPort&) = delete;
   EgressPort& operator=(const EgressPort&) = delete;
 
@@ -46,6 +48,8 @@ class EgressPort {
   // Total time the class has been paused up to now.
   [[nodiscard]] Duration paused_time(int traffic_class) const;
   [[nodiscard]] BitRate rate() const { return rate_; }
+  [[nodiscard]] Link& link() { return link_; }
+  [[nodiscard]] const Link& link() const { return link_; }
   [[nodiscard]] std::uint16_t index() const { return index_; }
   [[nodiscard]] PortCounters& counters() { return counters_; }
   [[nodiscard]] const PortCounters& counters() const { return counters_; }
@@ -62,12 +66,12 @@ class EgressPort {
 
   // What every packet touches comes first, in as few cache lines as possible: at scale a port is
   // cold when its next packet comes, and each line is a miss.
-  Simulator& sim_;
-  BitRate rate_;
-  Link& link_;
-  PortOwner& owner_;
+  Link link_;
   Packet* in_transmission_ = nullptr;
   std::int64_t packets_transmitted_ = 0;
+  Simulator& sim_;
+  BitRate rate_;
+  PortOwner& owner_;
   std::uint32_t nonempty_classes_ = 0;  // bit c set when data_[c] holds packets
   std::uint16_t index_;
   PacketFifo control_;

@@ -15,7 +15,7 @@ std::size_t slot(std::uint16_t port, int traffic_class) {
 
 Switch::Switch(Simulator& sim, std::int32_t node, const SwitchConfig& config,
                const Routing& routing, ObjectPool<Packet>& packets, RandomStream marking,
-               const std::vector<Link*>& links, const std::vector<BitRate>& rates,
+               const std::vector<Duration>& delays, const std::vector<BitRate>& rates,
                std::vector<Bytes> headroom)
     : sim_(sim),
       node_(node),
@@ -24,11 +24,11 @@ Switch::Switch(Simulator& sim, std::int32_t node, const SwitchConfig& config,
       packets_(packets),
       marking_(marking),
       buffer_(config, std::move(headroom)),
-      xoff_sent_(links.size() * kTrafficClasses, 0),
-      refresh_generation_(links.size() * kTrafficClasses, 0) {
-  ports_.reserve(links.size());
-  for (std::size_t i = 0; i < links.size(); ++i) {
-    ports_.push_back(std::make_unique<EgressPort>(sim, rates[i], *links[i], *this,
+      xoff_sent_(delays.size() * kTrafficClasses, 0),
+      refresh_generation_(delays.size() * kTrafficClasses, 0) {
+  ports_.reserve(delays.size());
+  for (std::size_t i = 0; i < delays.size(); ++i) {
+    ports_.push_back(std::make_unique<EgressPort>(sim, rates[i], delays[i], *this,
                                                   static_cast<std::uint16_t>(i)));
   }
 }

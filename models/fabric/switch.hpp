@@ -22,10 +22,10 @@ namespace lockstep {
 
 class Switch final : public PacketReceiver, public PortOwner {
  public:
-  // `links[i]` carries what port i transmits; `rates[i]` is its speed; `headroom[i]` its PFC
-  // headroom.
+  // `delays[i]` is the propagation delay of the link port i transmits on; `rates[i]` is its speed;
+  // `headroom[i]` its PFC headroom.
   Switch(Simulator& sim, std::int32_t node, const SwitchConfig& config, const Routing& routing,
-         ObjectPool<Packet>& packets, RandomStream marking, const std::vector<Link*>& links,
+         ObjectPool<Packet>& packets, RandomStream marking, const std::vector<Duration>& delays,
          const std::vector<BitRate>& rates, std::vector<Bytes> headroom);
 
   void receive(Packet* packet, std::uint16_t ingress_port) override;

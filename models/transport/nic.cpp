@@ -11,7 +11,7 @@ constexpr std::uint16_t kStormQuanta = 0xFFFF;
 }  // namespace
 
 Nic::Nic(Simulator& sim, std::int32_t endpoint, const TransportConfig& config, BitRate rate,
-         Link& uplink, ObjectPool<Packet>& packets, std::deque<Flow>& flows,
+         Duration uplink_delay, ObjectPool<Packet>& packets, std::deque<Flow>& flows,
          MessageListener& listener)
     : sim_(sim),
       endpoint_(endpoint),
@@ -20,7 +20,7 @@ Nic::Nic(Simulator& sim, std::int32_t endpoint, const TransportConfig& config, B
       packets_(packets),
       flows_(flows),
       listener_(listener),
-      port_(sim, rate, uplink, *this, 0) {}
+      port_(sim, rate, uplink_delay, *this, 0) {}
 
 BitRate Nic::flow_rate(const Flow& flow) const {
   return flow.reaction_point ? std::min(flow.reaction_point->rate(), rate_) : rate_;

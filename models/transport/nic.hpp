@@ -26,9 +26,9 @@ namespace lockstep {
 class Nic final : public PacketReceiver, public PortOwner {
  public:
   // `flows` is the network's flow table: a NIC sends on the flows whose source it is and receives
-  // on those whose destination it is. `uplink` carries what this NIC transmits.
+  // on those whose destination it is. `uplink_delay` is the propagation delay of its cable.
   Nic(Simulator& sim, std::int32_t endpoint, const TransportConfig& config, BitRate rate,
-      Link& uplink, ObjectPool<Packet>& packets, std::deque<Flow>& flows,
+      Duration uplink_delay, ObjectPool<Packet>& packets, std::deque<Flow>& flows,
       MessageListener& listener);
 
   // The flow's sender got a new message (already appended to flow.messages).

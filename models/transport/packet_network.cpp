@@ -24,29 +24,20 @@ PacketNetwork::PacketNetwork(Simulator& sim, const Routing& routing,
   const Topology& topology = routing.topology();
   // The wiring, so that port numbers in the other tables can be read without the builders' rules.
   record_wiring(topology, tables_.ports);
-  for (const Cable& cable : topology.cables()) {
-    links_.emplace_back(sim, cable.delay);  // a -> b
-    links_.emplace_back(sim, cable.delay);  // b -> a
-  }
-  // The link a node transmits on through its port: the cable's direction away from the node.
-  auto outgoing = [&](NodeId node, const Port& port) -> Link& {
-    const Cable& cable = topology.cable(port.cable);
-    return links_[static_cast<std::size_t>(port.cable) * 2 + (cable.a == node ? 0 : 1)];
-  };
   const Bytes mtu = config.transport.payload_per_packet + config.transport.header;
   for (NodeId e = 0; e < topology.endpoint_count(); ++e) {
     const Port& port = topology.ports(e)[0];
     nics_.push_back(std::make_unique<Nic>(sim, e, config.transport, topology.cable(port.cable).rate,
-                                          outgoing(e, port), packets_, flows_,
+                                          topology.cable(port.cable).delay, packets_, flows_,
                                           static_cast<MessageListener&>(*this)));
   }
   for (NodeId n = topology.endpoint_count(); n < topology.node_count(); ++n) {
-    std::vector<Link*> links;
+    std::vector<Duration> delays;
     std::vector<BitRate> rates;
     std::vector<Bytes> headroom;
     for (const Port& port : topology.ports(n)) {
       const Cable& cable = topology.cable(port.cable);
-      links.push_back(&outgoing(n, port));
+      delays.push_back(cable.delay);
       rates.push_back(cable.rate);
       headroom.push_back(
           config.switches.pfc.headroom.value_or(derived_headroom(cable.rate, cable.delay, mtu)));
@@ -56,21 +47,20 @@ PacketNetwork::PacketNetwork(Simulator& sim, const Routing& routing,
     switches_.push_back(
         std::make_unique<Switch>(sim, n, switch_config, routing, packets_,
                                  RandomStream(seed, "fabric.ecn", static_cast<std::uint64_t>(n)),
-                                 links, rates, std::move(headroom)));
+                                 delays, rates, std::move(headroom)));
   }
-  // Now every node exists: tell each link which node and port it arrives at.
-  for (NodeId n = 0; n < topology.node_count(); ++n) {
-    PacketReceiver& receiver =
-        topology.is_endpoint(n)
-            ? static_cast<PacketReceiver&>(*nics_[static_cast<std::size_t>(n)])
-            : *switches_[static_cast<std::size_t>(n - topology.endpoint_count())];
-    const std::span<const Port> ports = topology.ports(n);
-    for (std::size_t i = 0; i < ports.size(); ++i) {
-      const Cable& cable = topology.cable(ports[i].cable);
-      const std::size_t incoming =
-          static_cast<std::size_t>(ports[i].cable) * 2 + (cable.b == n ? 0 : 1);
-      links_[incoming].connect(receiver, static_cast<PortIndex>(i));
-    }
+  // Now every node exists: tell each port's link which node and port it arrives at.
+  auto receiver = [&](NodeId n) -> PacketReceiver& {
+    if (topology.is_endpoint(n)) return *nics_[static_cast<std::size_t>(n)];
+    return *switches_[static_cast<std::size_t>(n - topology.endpoint_count())];
+  };
+  auto connect = [&](NodeId n, EgressPort& port) {
+    const Port& wire = topology.port(n, port.index());
+    port.link().connect(receiver(wire.peer), wire.peer_port);
+  };
+  for (const auto& nic : nics_) connect(nic->endpoint(), nic->port());
+  for (const auto& s : switches_) {
+    for (std::size_t i = 0; i < s->port_count(); ++i) connect(s->node(), s->port(i));
   }
   if (config.sample_period)
     sim.schedule_in_phase<&PacketNetwork::sample>(Time::zero() + *config.sample_period,
@@ -229,7 +219,9 @@ DataAccount PacketNetwork::data_account() const {
   for (const auto& s : switches_) account.dropped += s->dropped_payload_bytes();
   for_each_port(
       [&](NodeId, const EgressPort& port) { account.in_fabric += port.data_payload_held(); });
-  for (const Link& link : links_) account.in_fabric += link.data_bytes_in_flight();
+  for_each_port([&](NodeId, const EgressPort& port) {
+    account.in_fabric += port.link().data_bytes_in_flight();
+  });
   return account;
 }
 

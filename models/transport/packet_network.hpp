@@ -89,7 +89,6 @@ class PacketNetwork final : public Network, public MessageListener {
   const PacketNetworkConfig& config_;
   std::uint64_t seed_;
   ObjectPool<Packet> packets_;
-  std::deque<Link> links_;  // two per cable: 2c carries a -> b, 2c + 1 carries b -> a
   std::deque<SwitchConfig> switch_configs_;  // each switch's own buffer size; referenced by it
   std::vector<std::unique_ptr<Switch>> switches_;
   std::vector<std::unique_ptr<Nic>> nics_;

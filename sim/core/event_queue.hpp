@@ -84,12 +84,7 @@ class EventQueue {
     out = now.back();
     now.pop_back();
     --size_;
-    // The event after this one is often known already: start fetching what it will touch while
-    // this one runs (its argument is often a pointer too; a prefetch of a non-address is harmless).
-    if (!now.empty()) {
-      __builtin_prefetch(now.front().target);
-      __builtin_prefetch(reinterpret_cast<const void*>(now.front().arg));
-    }
+    prefetch_next();
     return true;
   }
 
@@ -127,6 +122,27 @@ class EventQueue {
       if (b != 0) occupied_ |= std::uint64_t{1} << (b - 1);
     }
     std::make_heap(buckets_[0].begin(), buckets_[0].end(), LaterInOrder{});
+  }
+
+  // Starts fetching what the next event will touch while this one runs: its target and its
+  // argument, often a pointer too (a prefetch of a non-address is harmless). The next event is the
+  // top of bucket 0, or else one of the few in the lowest occupied bucket, which are all fetched.
+  void prefetch_next() const {
+    auto prefetch = [](const Event& e) {
+      __builtin_prefetch(e.target);
+      __builtin_prefetch(reinterpret_cast<const void*>(e.arg));
+    };
+    if (!buckets_[0].empty()) {
+      prefetch(buckets_[0].front());
+      return;
+    }
+    if (occupied_ == 0) return;
+    const std::vector<Event>& next =
+        buckets_[static_cast<std::size_t>(std::countr_zero(occupied_) + 1)];
+    constexpr std::size_t kFewEnough = 4;
+    if (next.size() <= kFewEnough) {
+      for (const Event& e : next) prefetch(e);
+    }
   }
 
   // Makes bucket 0 hold the earliest events, if it does not already.
