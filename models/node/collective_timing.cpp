@@ -72,12 +72,25 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
     limit[static_cast<std::size_t>(r)] = std::max<std::int64_t>(
         1, static_cast<std::int64_t>(static_cast<double>(own.bps()) * kHostStagedShare));
   }
-  if (setup.transport == FabricTransport::kSocket) {
+  const bool shared_interface =
+      setup.transport == FabricTransport::kSocket && setup.socket_interface;
+  if (setup.transport == FabricTransport::kSocket && !shared_interface) {
     for (std::optional<std::int64_t>& l : limit) {
       l = std::min(l.value_or(kSocketThroughput.bps()), kSocketThroughput.bps());
     }
   }
   auto limit_endpoints = [&](auto& network) {
+    if (shared_interface) {
+      // Everything goes through host memory and the one interface: NIC placement stops mattering.
+      const BitRate node_limit = std::min(*setup.socket_interface, kSocketThroughput);
+      for (std::int32_t node = 0; node < cluster_ranks / cluster_gpus; ++node) {
+        std::vector<std::int32_t> gpus_of_node;
+        for (std::int32_t g = 0; g < cluster_gpus; ++g)
+          gpus_of_node.push_back(node * cluster_gpus + g);
+        network.limit_endpoints(gpus_of_node, node_limit);
+      }
+      return;
+    }
     for (std::int32_t e = 0; e < cluster_ranks; ++e) {
       if (const std::optional<std::int64_t>& l = limit[static_cast<std::size_t>(e)]) {
         network.limit_endpoint(e, BitRate::bps(*l));

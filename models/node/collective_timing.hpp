@@ -25,6 +25,10 @@ namespace lockstep {
 // NIC's host stack sustains what NCCL reached over 100 Gb/s TCP: 4-6 GB/s of all-reduce bus
 // bandwidth, below half the line rate (NVIDIA/nccl issues 450 and 398, reference.md section 1);
 // lockstep takes 5 GB/s per NIC, whatever the NIC's rate, since the CPU is the limit.
+// Sockets run over each NIC's own interface (IPoIB or RoCE netdevs, one per GPU) unless the setup
+// names one host interface per node that NCCL picked instead (NCCL_SOCKET_IFNAME on a front-end
+// Ethernet port, say): then the node's GPUs share it, at its rate or the socket stack's, whichever
+// is lower.
 enum class FabricTransport { kRdma, kSocket };
 inline constexpr BitRate kSocketThroughput = BitRate::gbps(40);
 
@@ -41,6 +45,8 @@ struct CollectiveSetup {
   std::uint64_t seed = 0;
   std::optional<NodePreset> node;  // GPU servers: NVLink inside, one NIC per GPU
   std::int32_t channels = 1;       // rings (the tree algorithm always uses two trees)
+  // With sockets: the rate of the one interface per node they go through (absent: every NIC's).
+  std::optional<BitRate> socket_interface;
   // The ranks that run the collective (communicator.hpp); empty: every rank, in order.
   std::vector<std::int32_t> communicator;
 };

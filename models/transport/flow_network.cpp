@@ -395,23 +395,29 @@ void FlowNetwork::limit_queue_pair(std::int32_t source, std::int32_t destination
 }
 
 void FlowNetwork::limit_endpoint(std::int32_t endpoint, BitRate cap) {
-  if (!routing_.topology().is_endpoint(endpoint)) {
-    throw std::invalid_argument("no endpoint " + std::to_string(endpoint) + " to limit");
+  limit_endpoints({endpoint}, cap);
+}
+
+void FlowNetwork::limit_endpoints(const std::vector<std::int32_t>& endpoints, BitRate cap) {
+  for (const std::int32_t e : endpoints) {
+    if (!routing_.topology().is_endpoint(e)) {
+      throw std::invalid_argument("no endpoint " + std::to_string(e) + " to limit");
+    }
   }
   if (cap.bps() <= 0) throw std::invalid_argument("an endpoint's limit must be positive");
   const auto capacity = static_cast<double>(cap.bps());
-  EndpointLimit& limit = endpoint_limit_[static_cast<std::size_t>(endpoint)];
-  if (limit.send >= 0) {
-    solver_.set_capacity(limit.send, capacity);
-    solver_.set_capacity(limit.receive, capacity);
-    request_recompute();
-    return;
+  const EndpointLimit shared{solver_.add_resource(capacity), solver_.add_resource(capacity)};
+  std::vector<bool> limited(endpoint_limit_.size(), false);
+  for (const std::int32_t e : endpoints) {
+    endpoint_limit_[static_cast<std::size_t>(e)] = shared;
+    limited[static_cast<std::size_t>(e)] = true;
   }
-  limit.send = solver_.add_resource(capacity);
-  limit.receive = solver_.add_resource(capacity);
   // Queue pairs already sending take the new limit on.
   for (QueuePair& qp : queue_pairs_) {
-    if ((qp.source != endpoint && qp.destination != endpoint) || qp.flow < 0) continue;
+    if (qp.flow < 0 || (!limited[static_cast<std::size_t>(qp.source)] &&
+                        !limited[static_cast<std::size_t>(qp.destination)])) {
+      continue;
+    }
     stop_sending(qp);
     start_sending(qp);
   }

@@ -91,8 +91,12 @@ class FlowNetwork final : public Network {
                         BitRate cap);
   // A host-side limit on what an endpoint sends, and separately on what it receives, each shared by
   // its queue pairs (what a TCP socket stack sustains, or a NIC whose data is staged through host
-  // memory). Throws std::invalid_argument for an unknown endpoint or a cap that is not positive.
+  // memory). Replaces a limit the endpoint had. Throws std::invalid_argument for an unknown
+  // endpoint or a cap that is not positive.
   void limit_endpoint(std::int32_t endpoint, BitRate cap);
+  // One such limit shared by several endpoints (the GPUs of a node whose traffic all goes through
+  // one host interface).
+  void limit_endpoints(const std::vector<std::int32_t>& endpoints, BitRate cap);
 
   // The queue pair's current rate (0 when idle or unknown), and its path (empty when unknown).
   [[nodiscard]] double rate_bps(std::int32_t source, std::int32_t destination,

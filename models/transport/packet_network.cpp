@@ -202,6 +202,13 @@ void PacketNetwork::limit_endpoint(std::int32_t endpoint, BitRate rate) {
       config_.switches.pfc.lossless.test(static_cast<std::size_t>(config_.transport.data_class)));
 }
 
+void PacketNetwork::limit_endpoints(const std::vector<std::int32_t>& endpoints, BitRate rate) {
+  const auto share = static_cast<std::int64_t>(endpoints.size());
+  for (const std::int32_t e : endpoints) {
+    limit_endpoint(e, BitRate::bps(std::max<std::int64_t>(1, rate.bps() / share)));
+  }
+}
+
 std::int64_t PacketNetwork::packet_hops() const {
   std::int64_t hops = 0;
   for_each_port([&](NodeId, const EgressPort& port) { hops += port.packets_transmitted(); });

@@ -58,6 +58,9 @@ class PacketNetwork final : public Network, public MessageListener {
   // the NIC gets what PFC needs, one headroom to fill before pausing and one for what still
   // arrives. Call before any traffic.
   void limit_endpoint(std::int32_t endpoint, BitRate rate);
+  // A limit the endpoints share: each gets an equal part of it (their NICs have no shared host
+  // path here), which is the fluid share when they all move data, as a collective's ranks do.
+  void limit_endpoints(const std::vector<std::int32_t>& endpoints, BitRate rate);
 
   [[nodiscard]] Nic& nic(std::int32_t endpoint) {
     return *nics_[static_cast<std::size_t>(endpoint)];

@@ -31,6 +31,7 @@
 #include "sim/cli/interrupt.hpp"
 #include "sim/cli/progress.hpp"
 #include "sim/cli/scenario_arguments.hpp"
+#include "sim/core/quantity.hpp"
 #include "sim/output/hdf5_output.hpp"
 
 namespace lockstep {
@@ -148,7 +149,8 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   po::options_description options("lockstep nccl-tests OP (SCENARIO | --nodes N) [options]");
   ScenarioArguments scenario_arguments;
   std::string op_name, min_text = "32M", max_text = "32M", output_path, preset_name = "dgx-h100";
-  std::string model = "flow", algo_option, proto_option, transport = "rdma", rank_list;
+  std::string model = "flow", algo_option, proto_option, transport = "rdma", rank_list,
+              socket_interface;
   std::vector<std::int32_t> staged_nics;
   bool no_gpudirect = false;
   std::int64_t factor = 2;
@@ -170,6 +172,9 @@ int nccl_tests_command(const std::vector<std::string>& args) {
       "model", po::value(&model), "with --nodes, the fabric's level: flow (default) or packet")(
       "transport", po::value(&transport),
       "between nodes: rdma (default) or socket (NCCL's TCP fallback, also with NCCL_IB_DISABLE=1)")(
+      "socket-interface", po::value(&socket_interface),
+      "with sockets, the rate of the one interface per node NCCL picked (NCCL_SOCKET_IFNAME on a "
+      "front-end port, e.g. 25Gbps), shared by the node's GPUs (default: every NIC's own)")(
       "nic-on-other-socket", po::value(&staged_nics)->composing(),
       "this rank's NIC sits on the other CPU socket: its data goes through host memory at half "
       "the NIC's rate (repeatable)")(
@@ -244,10 +249,20 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   if (transport != "rdma" && transport != "socket") {
     problems.push_back("--transport " + transport + ": rdma or socket");
   }
+  const Parsed<BitRate> interface_rate = parse_bit_rate(socket_interface);
+  if (!socket_interface.empty() && (!interface_rate || interface_rate.value->bps() <= 0)) {
+    problems.push_back("--socket-interface " + socket_interface + ": a rate such as 25Gbps" +
+                       (interface_rate ? "" : " (" + interface_rate.error + ")"));
+  }
   // NCCL users force the socket fallback this way.
   const char* ib_disable = std::getenv("NCCL_IB_DISABLE");
   if (vm.count("transport") == 0 && ib_disable != nullptr && std::string(ib_disable) == "1") {
     transport = "socket";
+  }
+  if (!socket_interface.empty() && transport != "socket") {
+    problems.push_back(
+        "--socket-interface applies to sockets: --transport socket or "
+        "NCCL_IB_DISABLE=1");
   }
   if (!problems.empty()) {
     for (const std::string& p : problems) std::cerr << "lockstep nccl-tests: " << p << "\n";
@@ -297,6 +312,7 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   setup.transport = transport == "socket" ? FabricTransport::kSocket : FabricTransport::kRdma;
   setup.host_staged_nics = staged_nics;
   setup.communicator = *communicator;
+  if (!socket_interface.empty()) setup.socket_interface = *interface_rate.value;
   if (on_servers) setup.node = preset;
   setup.channels = channels > 0 ? channels : (on_servers ? preset->gpus : 1);
   const Topology topology = build_topology(setup.fabric.topology);
@@ -342,7 +358,12 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   file.write_meta_text("version", LOCKSTEP_VERSION);
   std::cout << "# lockstep nccl-tests " << op_name << ": " << ranks << " ranks on " << where
             << ", fabric at " << (setup.fabric.model == NetworkModel::kPacket ? "packet" : "flow")
-            << " level over " << (transport == "socket" ? "sockets" : "RDMA") << ", "
+            << " level over "
+            << (transport != "socket" ? "RDMA"
+                : socket_interface.empty()
+                    ? "sockets"
+                    : "sockets on one " + socket_interface + " interface per node")
+            << ", "
             << (setup.host_staged_nics.empty() ? ""
                                                : std::to_string(setup.host_staged_nics.size()) +
                                                      " NIC(s) through host memory, ")

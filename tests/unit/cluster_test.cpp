@@ -215,6 +215,28 @@ TEST_CASE("NCCL's socket fallback makes an inter-node all-reduce about 10x slowe
   CHECK(ratio < 12.0);
 }
 
+// When NCCL's sockets go through one interface per node (NCCL_SOCKET_IFNAME picked a front-end
+// port) the node's 8 GPUs share what that interface's socket stack moves: the ring crosses
+// between the nodes at 40 Gb/s in all instead of 40 Gb/s per NIC, 8x slower again, and a 25 Gb/s
+// port makes it 40/25 slower still.
+TEST_CASE("sockets over one interface per node are shared by its GPUs") {
+  CollectiveSetup setup = h100_servers(2);
+  setup.transport = FabricTransport::kSocket;
+  const Bytes size(std::int64_t{256} << 20);
+  auto all_reduce = [&] {
+    return static_cast<double>(
+        timed(setup, CollectiveOp::kAllReduce, size, NcclAlgorithm::kRing, NcclProtocol::kSimple)
+            .ps());
+  };
+  const double per_nic = all_reduce();
+  setup.socket_interface = BitRate::gbps(100);
+  const double one_port = all_reduce();
+  setup.socket_interface = BitRate::gbps(25);
+  const double slow_port = all_reduce();
+  CHECK(one_port / per_nic == doctest::Approx(8.0).epsilon(0.03));
+  CHECK(slow_port / one_port == doctest::Approx(40.0 / 25.0).epsilon(0.02));
+}
+
 // The two-level all-reduce of 1 GiB on 2 x 8 H100, phase by phase: a reduce-scatter inside each
 // node (7/8 of the data over NVLink at 370.8 GB/s: 2.534 ms), an all-reduce of each GPU's eighth
 // between the two nodes on its rail (2 x 1/16 of the data at a NIC's goodput: 50 GB/s shared with

@@ -175,6 +175,25 @@ TEST_CASE("an endpoint's limit is shared by everything it sends, and by all it r
   CHECK_THROWS(f.network.limit_endpoint(0, BitRate::bps(0)));
 }
 
+// Hosts 0 and 1 share one 20 Gb/s limit (one host interface for both): their flows out get
+// 10 Gb/s each, a flow into host 1 gets the limit's receiving side, and a limit given again
+// replaces the one before.
+TEST_CASE("a limit shared by endpoints is shared by everything they send, and all they receive") {
+  FlowFixture f(star(4));
+  f.network.limit_endpoints({0, 1}, BitRate::gbps(20));
+  (void)f.network.send(0, 2, Bytes(10'000'000), 0, f.completions);
+  (void)f.network.send(1, 3, Bytes(10'000'000), 0, f.completions);
+  (void)f.network.send(3, 1, Bytes(10'000'000), 0, f.completions);
+  (void)f.sim.run(Time::from_ps(1'000'000));
+  CHECK(f.network.rate_bps(0, 2, 0) == doctest::Approx(10e9));
+  CHECK(f.network.rate_bps(1, 3, 0) == doctest::Approx(10e9));
+  CHECK(f.network.rate_bps(3, 1, 0) == doctest::Approx(20e9));
+  f.network.limit_endpoint(0, BitRate::gbps(40));
+  (void)f.sim.run(Time::from_ps(2'000'000));
+  CHECK(f.network.rate_bps(0, 2, 0) == doctest::Approx(40e9));
+  CHECK(f.network.rate_bps(1, 3, 0) == doctest::Approx(20e9));
+}
+
 // Two hosts on leaf 0 send to two on leaf 1 on queue pairs that ECMP puts on different spines.
 struct TwoSpines {
   static Topology topology() {
