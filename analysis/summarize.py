@@ -6,9 +6,9 @@ for an nccl-tests run.
 
 A job run gets a line per step: step time, slowest rank, compute, wait, comm. A fabric run gets its
 flow completion times and the ports that queued most. An nccl-tests run gets a line per size: time,
-algbw and busbw (GB/s, nccl-tests' definitions), the algorithm and protocol that ran, and the slowest
-rank (whose transfers out and in took longest) with its time over the median rank's. Which it is comes from the
-tables in the file.
+algbw and busbw (GB/s, nccl-tests' definitions), the algorithm and protocol that ran, and the
+slowest rank (whose transfers out and in took longest) with its time over the median rank's. Which
+it is comes from the tables in the file.
 Debian's /usr/bin/python3 is named on purpose: it is the interpreter that has h5py and pandas here.
 """
 
@@ -90,15 +90,18 @@ def print_nccl_tests(path, info):
         "algorithm": results["algorithm"],
         "protocol": results["protocol"],
     })
-    # The rank whose transfers out and in took longest is on the path the others waited for.
+    # The rank whose transfers out and in took longest is on the path the others waited for; when
+    # none stands out from the median there is no slowest rank to name.
     ranks = load_table(path, "nccl_tests_ranks")
     ranks["transfer_ps"] = ranks["send_time_ps"] + ranks["receive_time_ps"]
-    slowest = ranks.loc[ranks.groupby("bytes", sort=False)["transfer_ps"].idxmax()]
-    median = ranks.groupby("bytes", sort=False)["transfer_ps"].median()
-    by_size = slowest.set_index("bytes")
-    table["slowest rank"] = results["bytes"].map(by_size["rank"]).to_numpy()
-    table["x median"] = (results["bytes"].map(by_size["transfer_ps"]) /
-                         results["bytes"].map(median)).to_numpy()
+    per_size = ranks.groupby("size_index")
+    slowest = ranks.loc[per_size["transfer_ps"].idxmax()].set_index("size_index")
+    median = per_size["transfer_ps"].median()
+    stands_out = slowest["transfer_ps"] > median
+    table["slowest rank"] = slowest["rank"].where(stands_out).reindex(results.index).map(
+        lambda r: "-" if pd.isna(r) else str(int(r))).to_numpy()
+    table["x median"] = (slowest["transfer_ps"] / median).where(stands_out).reindex(
+        results.index).to_numpy()
     with pd.option_context("display.float_format", "{:.2f}".format):
         print(table.to_string(index=False))
 

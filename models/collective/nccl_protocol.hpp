@@ -9,9 +9,10 @@
 // The network model already carries every transfer over its links with their propagation and
 // serialization, which is what LL, the leanest protocol, costs on the wire; so a step adds the
 // protocol's per-step latency beyond LL's (network 0 / 1.3 / 11.3 us, NVLink 0 / 1.3 / 2.8 us).
-// NVLS (in-switch reduction, nvls_all_reduce.hpp) runs with Simple only and is one step: NCCL
-// charges it its NVLink latency, 25 us, and no base latency; its transfers reach 0.85 of the NVLink
-// bandwidth (NCCL's nvlsEfficiency for Hopper, src/graph/tuning.cc), charged as wire bytes.
+// NVLS (in-switch reduction, nvls_all_reduce.hpp) runs with Simple only and is one step: NCCL's
+// model gives it its NVLink latency, 25 us, and no base latency; lockstep charges those 25 us
+// before the transfers, as the base latency. Its transfers reach 0.85 of the NVLink bandwidth
+// (NCCL's nvlsEfficiency for Hopper, src/graph/tuning.cc), charged as wire bytes.
 #pragma once
 
 #include <optional>

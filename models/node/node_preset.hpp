@@ -3,8 +3,9 @@
 // achieves (NCCL's own per-link figure times links: SM80 12 x 20.0 GB/s, SM90 18 x 20.6 GB/s, in
 // NVIDIA/nccl src/graph/topo.h; the line rate is 25 GB/s per link), the latency of a transfer
 // through the NVSwitch, one NIC per GPU with its line rate, and whether the NVSwitch reduces
-// (NVLink SHARP). Left out for now: PCIe switches,
-// CPU sockets and NUMA placement of NICs, GPU compute (the GPU model adds them).
+// (NVLink SHARP). Each GPU shares a PCIe switch with its NIC (GPUDirect RDMA at the NIC's rate); a
+// NIC reached through host memory instead is a limit on its host path (collective_timing.hpp).
+// GPU compute is the GPU model's (models/gpu).
 #pragma once
 
 #include <cstdint>

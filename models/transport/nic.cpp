@@ -334,35 +334,37 @@ void Nic::stop_pause_storm() {
 }
 
 void Nic::update_pause() {
-  const bool wanted = storm_requested_ || receive_buffer_full_;
-  if (wanted == pausing_) return;
-  pausing_ = wanted;
-  ++storm_generation_;
-  if (pausing_) {
-    if (!storm_requested_) storm_class_ = config_.data_class;
-    refresh_storm(storm_generation_);
-    return;
+  for (int c = 0; c < kTrafficClasses; ++c) {
+    const bool wanted = (storm_requested_ && c == storm_class_) ||
+                        (receive_buffer_full_ && c == config_.data_class);
+    const auto i = static_cast<std::size_t>(c);
+    if (wanted == pausing_[i]) continue;
+    pausing_[i] = wanted;
+    ++pause_generation_[i];
+    if (wanted) {
+      refresh_pause((pause_generation_[i] << 8) | i);
+    } else {
+      send_pause(c, 0);
+    }
   }
+}
+
+void Nic::send_pause(int traffic_class, std::uint16_t quanta) {
   Packet* frame = packets_.acquire();
   frame->kind = PacketKind::kPause;
-  frame->priority = static_cast<std::uint8_t>(storm_class_);
-  frame->pause_quanta = 0;
+  frame->priority = static_cast<std::uint8_t>(traffic_class);
+  frame->pause_quanta = quanta;
   frame->size_bytes = static_cast<std::int32_t>(config_.control_frame.count());
-  ++port_.counters().classes[static_cast<std::size_t>(storm_class_)].pauses_sent;
+  ++port_.counters().classes[static_cast<std::size_t>(traffic_class)].pauses_sent;
   port_.enqueue(frame);
 }
 
-void Nic::refresh_storm(std::uint64_t generation) {
-  if (!pausing_ || generation != storm_generation_) return;
-  Packet* frame = packets_.acquire();
-  frame->kind = PacketKind::kPause;
-  frame->priority = static_cast<std::uint8_t>(storm_class_);
-  frame->pause_quanta = kStormQuanta;
-  frame->size_bytes = static_cast<std::int32_t>(config_.control_frame.count());
-  ++port_.counters().classes[static_cast<std::size_t>(storm_class_)].pauses_sent;
-  port_.enqueue(frame);
+void Nic::refresh_pause(std::uint64_t class_and_generation) {
+  const std::size_t c = class_and_generation & 0xFF;
+  if (!pausing_[c] || (class_and_generation >> 8) != pause_generation_[c]) return;
+  send_pause(static_cast<int>(c), kStormQuanta);
   const Duration half_pause = tx_time(Bytes(std::int64_t{kStormQuanta} * 64 / 2), rate_);
-  sim_.schedule_in<&Nic::refresh_storm>(half_pause, this, generation);
+  sim_.schedule_in<&Nic::refresh_pause>(half_pause, this, class_and_generation);
 }
 
 }  // namespace lockstep

@@ -11,6 +11,7 @@
 // NACKs, selective repeat.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <optional>
@@ -73,10 +74,12 @@ class Nic final : public PacketReceiver, public PortOwner {
   void on_nack(Flow& flow, std::uint64_t sequence);
   void on_cnp(Flow& flow);
   void on_retransmit_timeout(std::uint64_t flow_id);
-  void refresh_storm(std::uint64_t generation);
-  // Pauses the switch while a storm is asked for or the receive buffer is full, resumes it when
-  // neither holds.
+  // Event argument: traffic class (8 bits) and that class's pause generation above them.
+  void refresh_pause(std::uint64_t class_and_generation);
+  // Pauses each class of the switch while a storm on it is asked for or (the data class) the
+  // receive buffer is full, and resumes it when neither holds.
   void update_pause();
+  void send_pause(int traffic_class, std::uint16_t quanta);
   void take_into_host();
   void catch_up_dcqcn_timers(Flow& flow);
   void activate(Flow& flow);
@@ -97,10 +100,10 @@ class Nic final : public PacketReceiver, public PortOwner {
   std::int64_t data_payload_sent_ = 0;
   std::int64_t data_payload_received_ = 0;
   bool storm_requested_ = false;
-  bool receive_buffer_full_ = false;
-  bool pausing_ = false;
   int storm_class_ = 0;
-  std::uint64_t storm_generation_ = 0;
+  bool receive_buffer_full_ = false;
+  std::array<bool, kTrafficClasses> pausing_{};
+  std::array<std::uint64_t, kTrafficClasses> pause_generation_{};
 
   struct HostPath {
     BitRate rate;

@@ -194,19 +194,17 @@ void PacketNetwork::finish() {
 
 void PacketNetwork::limit_endpoint(std::int32_t endpoint, BitRate rate) {
   const Topology& topology = routing_.topology();
+  if (!topology.is_endpoint(endpoint)) {
+    throw std::invalid_argument("no endpoint " + std::to_string(endpoint) + " to limit");
+  }
+  if (rate.bps() <= 0) throw std::invalid_argument("an endpoint's limit must be positive");
   const Cable& cable = topology.cable(topology.ports(endpoint)[0].cable);
   const Bytes mtu = config_.transport.payload_per_packet + config_.transport.header;
-  const Bytes headroom = derived_headroom(cable.rate, cable.delay, mtu);
+  const Bytes headroom =
+      config_.switches.pfc.headroom.value_or(derived_headroom(cable.rate, cable.delay, mtu));
   nic(endpoint).limit_host_path(
       rate, headroom, headroom,
       config_.switches.pfc.lossless.test(static_cast<std::size_t>(config_.transport.data_class)));
-}
-
-void PacketNetwork::limit_endpoints(const std::vector<std::int32_t>& endpoints, BitRate rate) {
-  const auto share = static_cast<std::int64_t>(endpoints.size());
-  for (const std::int32_t e : endpoints) {
-    limit_endpoint(e, BitRate::bps(std::max<std::int64_t>(1, rate.bps() / share)));
-  }
 }
 
 std::int64_t PacketNetwork::packet_hops() const {

@@ -56,11 +56,9 @@ class PacketNetwork final : public Network, public MessageListener {
   // that pauses its switch at one PFC headroom of backlog (the round trip of its cable plus the
   // pause response and two frames, as switches reserve): reference.md gives no NIC buffer size, so
   // the NIC gets what PFC needs, one headroom to fill before pausing and one for what still
-  // arrives. Call before any traffic.
+  // arrives (or the configured headroom, as switches take it). Call before any traffic. Throws
+  // std::invalid_argument for an unknown endpoint or a rate that is not positive.
   void limit_endpoint(std::int32_t endpoint, BitRate rate);
-  // A limit the endpoints share: each gets an equal part of it (their NICs have no shared host
-  // path here), which is the fluid share when they all move data, as a collective's ranks do.
-  void limit_endpoints(const std::vector<std::int32_t>& endpoints, BitRate rate);
 
   [[nodiscard]] Nic& nic(std::int32_t endpoint) {
     return *nics_[static_cast<std::size_t>(endpoint)];

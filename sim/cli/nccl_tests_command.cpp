@@ -53,6 +53,7 @@ struct ResultRow {
 // Per size and rank: how long the rank's transfers took, the view that finds the rank the others
 // wait for.
 struct RankRow {
+  std::int64_t size_index;
   std::int64_t bytes;
   std::int64_t rank;
   std::int64_t send_time_ps;
@@ -61,12 +62,14 @@ struct RankRow {
 
 TableLayout rank_layout() {
   using Row = RankRow;
-  return layout<Row>("nccl_tests_ranks", {column("bytes", &Row::bytes), column("rank", &Row::rank),
-                                          column("send_time_ps", &Row::send_time_ps),
-                                          column("receive_time_ps", &Row::receive_time_ps)});
+  return layout<Row>("nccl_tests_ranks",
+                     {column("size_index", &Row::size_index), column("bytes", &Row::bytes),
+                      column("rank", &Row::rank), column("send_time_ps", &Row::send_time_ps),
+                      column("receive_time_ps", &Row::receive_time_ps)});
 }
 
-// "0-3,8-11" as ranks 0 1 2 3 8 9 10 11, in the order written; empty for a malformed list.
+// "0-3,8-11" as ranks 0 1 2 3 8 9 10 11, in the order written; nullopt for a malformed list or
+// a rank beyond any cluster lockstep builds (checked before a range is expanded).
 std::optional<std::vector<std::int32_t>> parse_rank_list(const std::string& text) {
   std::vector<std::int32_t> ranks;
   std::size_t at = 0;
@@ -83,7 +86,8 @@ std::optional<std::vector<std::int32_t>> parse_rank_list(const std::string& text
         last = std::stoi(item.substr(dash + 1), &used);
         if (used != item.size() - dash - 1) return std::nullopt;
       }
-      if (first < 0 || last < first) return std::nullopt;
+      constexpr int kLargestRank = 1 << 24;
+      if (first < 0 || last < first || last > kLargestRank) return std::nullopt;
       for (int r = first; r <= last; ++r) ranks.push_back(r);
     } catch (const std::logic_error&) {
       return std::nullopt;
@@ -313,6 +317,12 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   setup.host_staged_nics = staged_nics;
   setup.communicator = *communicator;
   if (!socket_interface.empty()) setup.socket_interface = *interface_rate.value;
+  if (setup.socket_interface && setup.fabric.model == NetworkModel::kPacket) {
+    std::cerr
+        << "lockstep nccl-tests: sockets over one interface per node (--socket-interface) are "
+           "modeled at flow level only\n";
+    return exit_code::kBadInput;
+  }
   if (on_servers) setup.node = preset;
   setup.channels = channels > 0 ? channels : (on_servers ? preset->gpus : 1);
   const Topology topology = build_topology(setup.fabric.topology);
@@ -347,7 +357,7 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   }
   if (no_gpudirect) {
     setup.host_staged_nics.clear();
-    for (std::int32_t r = 0; r < ranks; ++r) setup.host_staged_nics.push_back(r);
+    for (std::int32_t r = 0; r < cluster_ranks; ++r) setup.host_staged_nics.push_back(r);
   }
   Hdf5Output file(output);
   file.write_meta_text("scenario", loaded->resolved_yaml);
@@ -406,8 +416,8 @@ int nccl_tests_command(const std::vector<std::string>& args) {
       last = *timed;
       for (std::size_t i = 0; i < timed->ranks.size(); ++i) {
         const RankTransferTimes& times = timed->rank_transfer_times[i];
-        rank_results.append(
-            RankRow{shape.size.count(), timed->ranks[i], times.sent.ps(), times.received.ps()});
+        rank_results.append(RankRow{rows, shape.size.count(), timed->ranks[i], times.sent.ps(),
+                                    times.received.ps()});
       }
       const double factor_of_op = bus_bandwidth_factor(*op, ranks);
       // The fabric carries the same bytes in place and out of place: one time for both halves.

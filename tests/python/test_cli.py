@@ -370,6 +370,11 @@ class NcclTests(CliTestCase):
                                "--socket-interface applies to sockets"),
                               (["all_reduce", "--nodes", "2", "--transport", "socket",
                                 "--socket-interface", "fast"], "a rate such as 25Gbps"),
+                              (["all_reduce", "--nodes", "2", "--model", "packet", "--transport",
+                                "socket", "--socket-interface", "100Gbps"],
+                               "modeled at flow level only"),
+                              (["all_reduce", "--nodes", "2", "--ranks", "0-99999999"],
+                               "--ranks 0-99999999: a list like 0-3,8-11"),
                               (["all_reduce", "--nodes", "2", "--ranks", "0-2,8"],
                                "the same number of GPUs on each of its nodes"),
                               (["all_reduce", "--nodes", "2", "--ranks", "3-1"],
@@ -402,6 +407,18 @@ class NcclTests(CliTestCase):
         self.assertEqual(summary.returncode, 0, summary.stderr)
         self.assertIn("slowest rank", summary.stdout.splitlines()[1])
         self.assertEqual(summary.stdout.splitlines()[2].split()[-2], "10")
+
+    def test_gpudirect_off_stages_the_communicators_nics_too(self):
+        def busbw(*extra):
+            result = lockstep("nccl-tests", "all_reduce", "--nodes", "3", "--ranks", "8-11,16-19",
+                              "--algo", "Ring", "--proto", "Simple", "-b", "256M", "-e", "256M",
+                              *extra, "-o", self.dir / "gdr.h5")
+            self.assert_exit(result, 0)
+            rows = [line.split() for line in result.stdout.splitlines()
+                    if not line.startswith("#")]
+            return float(rows[0][7])
+        # Every NIC moves data at half its rate each way through host memory.
+        self.assertAlmostEqual(busbw("--no-gpudirect") / busbw(), 0.5, delta=0.03)
 
     def test_run_explains_that_a_network_without_traffic_is_for_collectives(self):
         result = lockstep("run", COLLECTIVES, "-o", self.dir / "none.h5")

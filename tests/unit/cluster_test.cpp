@@ -139,8 +139,8 @@ TEST_CASE("8 x H100 in one node: ring all-reduce busbw within 5% of NCCL's 370 G
 }
 
 // NVLS moves S (n+1)/n over each GPU's NVLink each way at NCCL's NVLS efficiency, 0.85 of the
-// 370.8 GB/s NCCL gets from 18 links: 1 GiB in 9/8 x 2^30 / 315.18 GB/s = 3.830 ms, after NCCL's
-// 25 us NVLS latency and 2 x 300 ns through the NVSwitch. busbw = 2 (7/8) S / t = 489 GB/s, where
+// 370.8 GB/s NCCL gets from 18 links: 1 GiB in 9/8 x 2^30 / 315.18 GB/s = 3.8326 ms, after NCCL's
+// 25 us NVLS latency and 2 x 300 ns through the NVSwitch. busbw = 2 (7/8) S / t = 487 GB/s, where
 // reference.md has ~480 measured (NVIDIA/nccl-tests issue 212).
 TEST_CASE("8 x H100 with NVLink SHARP: NVLS all-reduce near the 480 GB/s NCCL reaches") {
   const Bytes size(std::int64_t{1} << 30);
@@ -310,7 +310,7 @@ TEST_CASE("a TP group spread over nodes runs its all-reduce 1.9x to 7.6x slower 
 }
 
 // The ranks all end together, but the one whose NIC sits on the other CPU socket is on the slow
-// path both ways: its transfers out and in take about twice as long as anyone's. Over 4 nodes its
+// path both ways: its transfers out and in take longer than anyone's. Over 4 nodes its
 // rings send to one node and receive from another, so each of those partners has one slow
 // direction and it has two: it alone is the slowest by sent plus received time. (On 2 nodes its
 // one partner across, on the same rail, exchanges everything with it both ways, and no timing can
@@ -343,10 +343,10 @@ TEST_CASE("a NIC on the wrong socket makes its rank the slowest in every inter-n
 }
 
 // The same host-side limits at packet level, where they act on the NIC: its sends are paced to
-// the host path, and data waiting for the host fills its buffer until it pauses its switch. A
-// pause holds back everything of its class on that switch port, acknowledgements included, so the
-// misplaced NIC costs more than the fluid limit's 1.8x at 64 MiB (measured: 3.0x here, without
-// DCQCN); sockets cost 8.6x at both levels.
+// the host path, and data waiting for the host fills its buffer until it pauses its switch. It
+// acknowledges data only once the host has taken it, and the pauses spread back through the
+// switch, so the misplaced NIC costs more than the fluid limit's 1.8x at 64 MiB (measured: 3.0x
+// here, without DCQCN); sockets cost 8.6x at both levels.
 TEST_CASE("at packet level a misplaced NIC and the socket fallback slow the all-reduce too") {
   const Bytes size(std::int64_t{64} << 20);
   CollectiveSetup setup = h100_servers(2);

@@ -210,8 +210,9 @@ TEST_CASE("a pause storm from one NIC spreads upstream to the sender and nothing
 }
 
 // A sender whose host path carries 25 Gb/s (a NIC reached through host memory) paces its packets
-// to it: 1,000 packets of 1062 B leave 339.84 ns apart, so the last one is out at 1000 x 339.84 ns
-// and arrives after two more serializations at 100 Gb/s and three hops of 1 us.
+// to it: 1,000 packets of 1062 B start 339.84 ns apart, so the last one starts at 999 x 339.84 ns
+// and arrives after three serializations at 100 Gb/s (its own and two switches') and three hops of
+// 1 us.
 TEST_CASE("a NIC whose host path is slower than its port sends at the host path's rate") {
   ChainNetwork chain_network;
   chain_network.network.limit_endpoint(0, BitRate::gbps(25));
@@ -225,20 +226,29 @@ TEST_CASE("a NIC whose host path is slower than its port sends at the host path'
 
 // The receiver's host takes 50 Gb/s while its link brings 100: its NIC buffer fills, and it pauses
 // its switch until the backlog halves, again and again, so the transfer runs at the host's rate
-// (10 MB in 10'620'000 x 8 / 50 Gb/s = 1.70 ms of wire bytes) with nothing lost; the switch holds
-// what the NIC cannot, and the pauses spread no further than the chain needs.
+// (10 MB in 10'620'000 x 8 / 50 Gb/s = 1.70 ms of wire bytes) with nothing lost: the switch next to
+// it queues what the NIC cannot take, and pauses the one before it in turn once that ingress
+// passes its threshold. A storm the NIC runs on another class at the same time leaves the data
+// class's pausing alone.
 TEST_CASE("a NIC whose host drains slower than its link pauses its switch and loses nothing") {
   ChainNetwork chain_network;
   PacketNetwork& network = chain_network.network;
   network.limit_endpoint(1, BitRate::gbps(50));
+  network.nic(1).start_pause_storm(5);
   Completions completions;
   (void)network.send(0, 1, Bytes(10'000'000), 0, completions);
+  StormSwitch storm{network.nic(1)};
+  chain_network.sim.schedule<&StormSwitch::stop>(Time::zero() + Duration::ms(3), &storm);
   (void)chain_network.sim.run();
   REQUIRE(completions.done.size() == 1);
   const double seconds = completions.done[0].second.delivered.seconds();
   CHECK(seconds == doctest::Approx(10'620'000 * 8 / 50e9).epsilon(0.01));
   CHECK(network.nic(1).port().counters().classes[3].pauses_sent > 2);
+  CHECK(network.nic(1).port().counters().classes[5].pauses_sent > 0);
   CHECK(network.nic(1).data_payload_held() == 0);
+  const NodeId sw1 = 3;  // port 0 faces sw0, port 1 host 1
+  CHECK(network.switch_node(sw1).port(1).counters().classes[3].max_queue_bytes > 100'000);
+  CHECK(network.switch_node(sw1).port(0).counters().classes[3].pauses_sent > 0);
   check_invariants(network, true);
 }
 
