@@ -79,25 +79,7 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
       l = std::min(l.value_or(kSocketThroughput.bps()), kSocketThroughput.bps());
     }
   }
-  auto limit_each_endpoint = [&](auto& network) {
-    for (std::int32_t e = 0; e < cluster_ranks; ++e) {
-      if (const std::optional<std::int64_t>& l = limit[static_cast<std::size_t>(e)]) {
-        network.limit_endpoint(e, BitRate::bps(*l));
-      }
-    }
-  };
-  if (setup.fabric.model == NetworkModel::kPacket) {
-    if (shared_interface) {
-      // A NIC's host path is its own at packet level; a shared one would need the NICs of a node
-      // to share its clock, which they do not yet.
-      throw std::invalid_argument(
-          "sockets over one interface per node are modeled at flow level only");
-    }
-    auto packets = std::make_unique<PacketNetwork>(sim, fabric, packet_config, setup.seed, discard);
-    limit_each_endpoint(*packets);
-    fabric_network = std::move(packets);
-  } else {
-    auto flows = std::make_unique<FlowNetwork>(sim, fabric, flow_config, setup.seed, discard);
+  auto limit_endpoints = [&](auto& network) {
     if (shared_interface) {
       // Everything goes through host memory and the one interface: NIC placement stops mattering.
       const BitRate node_limit = std::min(*setup.socket_interface, kSocketThroughput);
@@ -106,11 +88,23 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
         for (std::int32_t g = 0; g < cluster_gpus; ++g) {
           gpus_of_node.push_back(node * cluster_gpus + g);
         }
-        flows->limit_endpoints(gpus_of_node, node_limit);
+        network.limit_endpoints(gpus_of_node, node_limit);
       }
-    } else {
-      limit_each_endpoint(*flows);
+      return;
     }
+    for (std::int32_t e = 0; e < cluster_ranks; ++e) {
+      if (const std::optional<std::int64_t>& l = limit[static_cast<std::size_t>(e)]) {
+        network.limit_endpoint(e, BitRate::bps(*l));
+      }
+    }
+  };
+  if (setup.fabric.model == NetworkModel::kPacket) {
+    auto packets = std::make_unique<PacketNetwork>(sim, fabric, packet_config, setup.seed, discard);
+    limit_endpoints(*packets);
+    fabric_network = std::move(packets);
+  } else {
+    auto flows = std::make_unique<FlowNetwork>(sim, fabric, flow_config, setup.seed, discard);
+    limit_endpoints(*flows);
     fabric_network = std::move(flows);
   }
   Network* cluster_network = fabric_network.get();

@@ -62,10 +62,10 @@ struct TimedCollective {
 // `fabric` is the setup's fabric routing. Throws std::invalid_argument for Tree or NVLS with
 // another operation than all-reduce (as in NCCL), NVLS where NCCL could not run it, a communicator
 // communicator_layout() refuses, when two ranks that must talk over the fabric have no path (a
-// fabric without spines between rails, say), for an unknown rank in host_staged_nics, or for
-// sockets over one interface per node at packet level (flow level only). Host-side limits
-// (sockets, host-staged NICs) cap each NIC's host path on either fabric level: at packet level a
-// NIC whose host drains slower than the wire pauses its switch. Empty when `stop`
+// fabric without spines between rails, say), or for an unknown rank in host_staged_nics. Host-side
+// limits (sockets, host-staged NICs, one socket interface per node) cap the NICs' host paths on
+// either fabric level: at packet level a NIC whose host drains slower than the wire pauses its
+// switch. Empty when `stop`
 // turned true before the collective finished (Ctrl-C); the run loop calls `monitor` (may be null)
 // as Simulator::run does.
 [[nodiscard]] std::optional<TimedCollective> time_collective(const CollectiveSetup& setup,

@@ -41,8 +41,8 @@ void Nic::activate(Flow& flow) {
   active_.push_back(flow.id);
 }
 
-void Nic::limit_host_path(BitRate rate, Bytes xoff, Bytes headroom, bool lossless) {
-  host_path_ = HostPath{rate, xoff.count(), headroom.count(), lossless};
+void Nic::limit_host_path(HostLink& host, Bytes xoff, Bytes headroom, bool lossless) {
+  host_path_ = HostPath{&host, xoff.count(), headroom.count(), lossless};
 }
 
 void Nic::try_send() {
@@ -51,8 +51,8 @@ void Nic::try_send() {
   if (port_.queue_bytes(config_.data_class) > 0) return;
   const Time now = sim_.now();
   Time earliest = Time::max();
-  if (host_path_ && host_send_free_at_ > now && !active_.empty()) {
-    earliest = host_send_free_at_;
+  if (host_path_ && host_path_->link->send_free_at() > now && !active_.empty()) {
+    earliest = host_path_->link->send_free_at();
     if (earliest < wake_at_) {
       wake_at_ = earliest;
       sim_.schedule<&Nic::wake>(earliest, this);
@@ -123,9 +123,7 @@ void Nic::send_data(Flow& flow) {
   flow.next_send_allowed = now + tx_time(Bytes(packet->size_bytes), flow_rate(flow));
   flow.retransmit->arm_in(config_.retransmit_timeout);
   data_payload_sent_ += packet->payload_bytes;
-  if (host_path_) {
-    host_send_free_at_ = now + tx_time(Bytes(packet->size_bytes), host_path_->rate);
-  }
+  if (host_path_) host_path_->link->feed(Bytes(packet->size_bytes));
   port_.enqueue(packet);
 }
 
@@ -150,10 +148,7 @@ void Nic::receive(Packet* packet, std::uint16_t /*ingress_port*/) {
       packets_.release(packet);
       return;
     }
-    if (receive_buffer_.empty()) {
-      sim_.schedule_in<&Nic::take_into_host>(tx_time(Bytes(packet->size_bytes), host_path_->rate),
-                                             this);
-    }
+    host_path_->link->hold(*this, Bytes(packet->size_bytes));
     receive_buffer_.push_back(packet);
     held_bytes_ += packet->size_bytes;
     held_payload_ += packet->payload_bytes;
@@ -188,10 +183,6 @@ void Nic::take_into_host() {
   receive_buffer_.pop_front();
   held_bytes_ -= packet->size_bytes;
   held_payload_ -= packet->payload_bytes;
-  if (!receive_buffer_.empty()) {
-    sim_.schedule_in<&Nic::take_into_host>(
-        tx_time(Bytes(receive_buffer_.front()->size_bytes), host_path_->rate), this);
-  }
   if (receive_buffer_full_ && held_bytes_ <= host_path_->xoff / 2) {
     receive_buffer_full_ = false;
     update_pause();

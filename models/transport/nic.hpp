@@ -19,12 +19,13 @@
 
 #include "models/fabric/egress_port.hpp"
 #include "models/transport/flow.hpp"
+#include "models/transport/host_link.hpp"
 #include "models/transport/transport_config.hpp"
 #include "sim/core/object_pool.hpp"
 
 namespace lockstep {
 
-class Nic final : public PacketReceiver, public PortOwner {
+class Nic final : public PacketReceiver, public PortOwner, private HostReceiver {
  public:
   // `flows` is the network's flow table: a NIC sends on the flows whose source it is and receives
   // on those whose destination it is. `uplink_delay` is the propagation delay of its cable.
@@ -43,12 +44,12 @@ class Nic final : public PacketReceiver, public PortOwner {
   void start_pause_storm(int traffic_class);
   void stop_pause_storm();
 
-  // Data moves between host memory and this NIC at `rate` at most (the GPU reaches the NIC through
-  // host memory, or a host TCP stack feeds it): sending is paced to it, and data that arrives waits
-  // in the NIC's receive buffer until the host has taken it, in order. A backlog of `xoff` bytes
-  // pauses the switch on a lossless data class until it has drained to half of that; on a lossy
-  // class, data beyond xoff + headroom is dropped. Call before any traffic.
-  void limit_host_path(BitRate rate, Bytes xoff, Bytes headroom, bool lossless);
+  // Data moves between host memory and this NIC over `host` (host_link.hpp; the GPU reaches the NIC
+  // through host memory, or a host TCP stack feeds it): sending waits for it, and data that arrives
+  // waits in the NIC's receive buffer until the host has taken it. A backlog of `xoff` bytes pauses
+  // the switch on a lossless data class until it has drained to half of that; on a lossy class,
+  // data beyond xoff + headroom is dropped. Call before any traffic; `host` must outlive the NIC.
+  void limit_host_path(HostLink& host, Bytes xoff, Bytes headroom, bool lossless);
 
   [[nodiscard]] EgressPort& port() { return port_; }
   [[nodiscard]] const EgressPort& port() const { return port_; }
@@ -80,7 +81,7 @@ class Nic final : public PacketReceiver, public PortOwner {
   // receive buffer is full, and resumes it when neither holds.
   void update_pause();
   void send_pause(int traffic_class, std::uint16_t quanta);
-  void take_into_host();
+  void take_into_host() override;
   void catch_up_dcqcn_timers(Flow& flow);
   void activate(Flow& flow);
   // The message that packet `sequence` of the flow belongs to (the flow has not dropped it yet).
@@ -106,13 +107,12 @@ class Nic final : public PacketReceiver, public PortOwner {
   std::array<std::uint64_t, kTrafficClasses> pause_generation_{};
 
   struct HostPath {
-    BitRate rate;
+    HostLink* link = nullptr;
     std::int64_t xoff = 0;
     std::int64_t headroom = 0;
     bool lossless = true;
   };
   std::optional<HostPath> host_path_;
-  Time host_send_free_at_;              // when the host path can feed the next packet out
   std::deque<Packet*> receive_buffer_;  // data not taken by the host yet, in arrival order
   std::int64_t held_bytes_ = 0;         // in receive_buffer_, whole frames
   std::int64_t held_payload_ = 0;

@@ -193,18 +193,27 @@ void PacketNetwork::finish() {
 }
 
 void PacketNetwork::limit_endpoint(std::int32_t endpoint, BitRate rate) {
+  limit_endpoints({endpoint}, rate);
+}
+
+void PacketNetwork::limit_endpoints(const std::vector<std::int32_t>& endpoints, BitRate rate) {
   const Topology& topology = routing_.topology();
-  if (!topology.is_endpoint(endpoint)) {
-    throw std::invalid_argument("no endpoint " + std::to_string(endpoint) + " to limit");
+  for (const std::int32_t e : endpoints) {
+    if (!topology.is_endpoint(e)) {
+      throw std::invalid_argument("no endpoint " + std::to_string(e) + " to limit");
+    }
   }
   if (rate.bps() <= 0) throw std::invalid_argument("an endpoint's limit must be positive");
-  const Cable& cable = topology.cable(topology.ports(endpoint)[0].cable);
+  HostLink& host = host_links_.emplace_back(sim_, rate);
   const Bytes mtu = config_.transport.payload_per_packet + config_.transport.header;
-  const Bytes headroom =
-      config_.switches.pfc.headroom.value_or(derived_headroom(cable.rate, cable.delay, mtu));
-  nic(endpoint).limit_host_path(
-      rate, headroom, headroom,
-      config_.switches.pfc.lossless.test(static_cast<std::size_t>(config_.transport.data_class)));
+  const bool lossless =
+      config_.switches.pfc.lossless.test(static_cast<std::size_t>(config_.transport.data_class));
+  for (const std::int32_t e : endpoints) {
+    const Cable& cable = topology.cable(topology.ports(e)[0].cable);
+    const Bytes headroom =
+        config_.switches.pfc.headroom.value_or(derived_headroom(cable.rate, cable.delay, mtu));
+    nic(e).limit_host_path(host, headroom, headroom, lossless);
+  }
 }
 
 std::int64_t PacketNetwork::packet_hops() const {

@@ -59,6 +59,8 @@ class PacketNetwork final : public Network, public MessageListener {
   // arrives (or the configured headroom, as switches take it). Call before any traffic. Throws
   // std::invalid_argument for an unknown endpoint or a rate that is not positive.
   void limit_endpoint(std::int32_t endpoint, BitRate rate);
+  // One host path of `rate` that the endpoints' NICs share (the interface a node's sockets use).
+  void limit_endpoints(const std::vector<std::int32_t>& endpoints, BitRate rate);
 
   [[nodiscard]] Nic& nic(std::int32_t endpoint) {
     return *nics_[static_cast<std::size_t>(endpoint)];
@@ -93,6 +95,7 @@ class PacketNetwork final : public Network, public MessageListener {
   std::deque<SwitchConfig> switch_configs_;  // each switch's own buffer size; referenced by it
   std::vector<std::unique_ptr<Switch>> switches_;
   std::vector<std::unique_ptr<Nic>> nics_;
+  std::deque<HostLink> host_links_;  // those that limit_endpoint(s) gave NICs
   std::deque<Flow> flows_;
   std::map<std::tuple<std::int32_t, std::int32_t, std::uint32_t>, std::uint32_t> flow_ids_;
   std::vector<MessageListener*> listeners_;  // by message id

@@ -317,12 +317,6 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   setup.host_staged_nics = staged_nics;
   setup.communicator = *communicator;
   if (!socket_interface.empty()) setup.socket_interface = *interface_rate.value;
-  if (setup.socket_interface && setup.fabric.model == NetworkModel::kPacket) {
-    std::cerr
-        << "lockstep nccl-tests: sockets over one interface per node (--socket-interface) are "
-           "modeled at flow level only\n";
-    return exit_code::kBadInput;
-  }
   if (on_servers) setup.node = preset;
   setup.channels = channels > 0 ? channels : (on_servers ? preset->gpus : 1);
   const Topology topology = build_topology(setup.fabric.topology);

@@ -237,6 +237,27 @@ TEST_CASE("sockets over one interface per node are shared by its GPUs") {
   CHECK(slow_port / one_port == doctest::Approx(40.0 / 25.0).epsilon(0.02));
 }
 
+// At packet level the NICs of a node share one host link for that interface, packet by packet:
+// the ring and the tree, whose heads alone cross between nodes, take what the fluid model gives.
+TEST_CASE("one socket interface per node is shared the same way at packet and flow level") {
+  CollectiveSetup setup = h100_servers(2);
+  setup.transport = FabricTransport::kSocket;
+  setup.socket_interface = BitRate::gbps(100);
+  setup.fabric.switches.pfc.lossless.set(3);
+  const Bytes size(std::int64_t{32} << 20);
+  for (const NcclAlgorithm algorithm : {NcclAlgorithm::kRing, NcclAlgorithm::kTree}) {
+    CAPTURE(algorithm_name(algorithm));
+    setup.fabric.model = NetworkModel::kFlow;
+    const Duration flow =
+        timed(setup, CollectiveOp::kAllReduce, size, algorithm, NcclProtocol::kSimple);
+    setup.fabric.model = NetworkModel::kPacket;
+    const Duration packet =
+        timed(setup, CollectiveOp::kAllReduce, size, algorithm, NcclProtocol::kSimple);
+    CHECK(static_cast<double>(packet.ps()) ==
+          doctest::Approx(static_cast<double>(flow.ps())).epsilon(0.01));
+  }
+}
+
 // The two-level all-reduce of 1 GiB on 2 x 8 H100, phase by phase: a reduce-scatter inside each
 // node (7/8 of the data over NVLink at 370.8 GB/s: 2.534 ms), an all-reduce of each GPU's eighth
 // between the two nodes on its rail (2 x 1/16 of the data at a NIC's goodput: 50 GB/s shared with
