@@ -33,8 +33,7 @@ CommunicatorLayout communicator_layout(const std::vector<std::int32_t>& communic
     const std::vector<std::int32_t>& node = by_node[static_cast<std::size_t>(n)];
     if (static_cast<std::int32_t>(node.size()) != layout.gpus_per_node) {
       throw std::invalid_argument(
-          "a communicator takes the same number of GPUs on each of its "
-          "nodes: node " +
+          "a communicator takes the same number of GPUs on each of its nodes: node " +
           std::to_string(n) + " has " + std::to_string(node.size()) + ", node " +
           std::to_string(node_order.front()) + " has " + std::to_string(layout.gpus_per_node));
     }

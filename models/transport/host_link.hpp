@@ -29,8 +29,6 @@ class HostLink {
   HostLink(const HostLink&) = delete;
   HostLink& operator=(const HostLink&) = delete;
 
-  [[nodiscard]] BitRate rate() const { return rate_; }
-
   // When the path can feed the next packet out; a NIC sends only when this is not later than now.
   [[nodiscard]] Time send_free_at() const { return send_free_at_; }
   // A packet of `size` is fed now.
