@@ -17,17 +17,15 @@
 #include "sim/core/discarding_backend.hpp"
 
 namespace lockstep {
-namespace {
+namespace {}  // namespace
 
-// Every rank of the cluster, in order, unless the setup names a communicator.
-std::vector<std::int32_t> members(const CollectiveSetup& setup, std::int32_t cluster_ranks) {
-  if (!setup.communicator.empty()) return setup.communicator;
-  std::vector<std::int32_t> all;
-  for (std::int32_t r = 0; r < cluster_ranks; ++r) all.push_back(r);
-  return all;
+CommunicatorLayout communicator_of(const CollectiveSetup& setup, std::int32_t cluster_ranks) {
+  std::vector<std::int32_t> members = setup.communicator;
+  if (members.empty()) {
+    for (std::int32_t r = 0; r < cluster_ranks; ++r) members.push_back(r);
+  }
+  return communicator_layout(members, cluster_ranks, setup.node ? setup.node->gpus : 1);
 }
-
-}  // namespace
 
 std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, const Routing& fabric,
                                                CollectiveOp op, Bytes size, NcclAlgorithm algorithm,
@@ -41,8 +39,7 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
   // The cluster's ranks, and the communicator's, which the algorithms number node-major.
   const std::int32_t cluster_ranks = topology.endpoint_count();
   const std::int32_t cluster_gpus = setup.node ? setup.node->gpus : 1;
-  const CommunicatorLayout layout =
-      communicator_layout(members(setup, cluster_ranks), cluster_ranks, cluster_gpus);
+  const CommunicatorLayout layout = communicator_of(setup, cluster_ranks);
   const std::int32_t ranks = static_cast<std::int32_t>(layout.members.size());
   const std::int32_t gpus = layout.gpus_per_node;
   const std::int32_t nodes = layout.nodes;

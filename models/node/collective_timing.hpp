@@ -12,6 +12,7 @@
 
 #include "models/collective/collective_algorithm.hpp"
 #include "models/collective/collective_op.hpp"
+#include "models/collective/communicator.hpp"
 #include "models/collective/nccl_protocol.hpp"
 #include "models/fabric/routing.hpp"
 #include "models/node/node_preset.hpp"
@@ -58,6 +59,11 @@ struct TimedCollective {
   std::vector<std::int32_t> ranks;  // the communicator's global ranks, node-major
   std::vector<RankTransferTimes> rank_transfer_times;  // for each (CollectiveAlgorithm)
 };
+
+// The setup's communicator laid out by node (communicator.hpp), every rank in order when it names
+// none. Throws std::invalid_argument as communicator_layout does.
+[[nodiscard]] CommunicatorLayout communicator_of(const CollectiveSetup& setup,
+                                                 std::int32_t cluster_ranks);
 
 // `fabric` is the setup's fabric routing. Throws std::invalid_argument for Tree or NVLS with
 // another operation than all-reduce (as in NCCL), NVLS where NCCL could not run it, a communicator

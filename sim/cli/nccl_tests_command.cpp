@@ -329,13 +329,9 @@ int nccl_tests_command(const std::vector<std::string>& args) {
       return exit_code::kBadInput;
     }
   }
-  std::vector<std::int32_t> members = setup.communicator;
-  if (members.empty()) {
-    for (std::int32_t r = 0; r < cluster_ranks; ++r) members.push_back(r);
-  }
   CommunicatorLayout layout;
   try {
-    layout = communicator_layout(members, cluster_ranks, on_servers ? preset->gpus : 1);
+    layout = communicator_of(setup, cluster_ranks);
   } catch (const std::invalid_argument& e) {
     std::cerr << "lockstep nccl-tests: --ranks " << rank_list << ": " << e.what() << "\n";
     return exit_code::kBadInput;
