@@ -1,5 +1,7 @@
 #include "models/gpu/gpu_spec.hpp"
 
+#include <utility>
+
 namespace lockstep {
 namespace {
 
@@ -53,6 +55,23 @@ const TensorRate* GpuSpec::tensor_rate(DataType type) const {
   return nullptr;
 }
 
+namespace {
+
+// H100 SXM5 and H200 SXM: the same GH100 compute, with different HBM.
+GpuSpec gh100(std::string name, BitRate hbm_peak, BitRate hbm_measured, Bytes hbm_capacity) {
+  return {.name = std::move(name),
+          .sm_count = 132,
+          .tensor_rates = {{DataType::kFp16, FlopRate::tflops(989), kGh100Bf16Gemm},
+                           {DataType::kBf16, FlopRate::tflops(989), kGh100Bf16Gemm},
+                           {DataType::kFp8, FlopRate::tflops(1979), kGh100Fp8Gemm}},
+          .hbm_peak = hbm_peak,
+          .hbm_measured = hbm_measured,
+          .hbm_capacity = hbm_capacity,
+          .kernel_launch = kKernelLaunch};
+}
+
+}  // namespace
+
 const std::vector<GpuSpec>& gpu_specs() {
   // The A100's tensor cores run FP16 and BF16 at one rate (312 TFLOP/s), so the FP16 measurement
   // (253.7 TFLOP/s, Azure ND A100 v4) stands for both. HBM: datasheet bandwidth, and STREAM triad
@@ -67,24 +86,10 @@ const std::vector<GpuSpec>& gpu_specs() {
        .hbm_measured = terabytes_per_second(1'700),
        .hbm_capacity = Bytes(80'000'000'000),
        .kernel_launch = kKernelLaunch},
-      {.name = "h100",
-       .sm_count = 132,
-       .tensor_rates = {{DataType::kFp16, FlopRate::tflops(989), kGh100Bf16Gemm},
-                        {DataType::kBf16, FlopRate::tflops(989), kGh100Bf16Gemm},
-                        {DataType::kFp8, FlopRate::tflops(1979), kGh100Fp8Gemm}},
-       .hbm_peak = terabytes_per_second(3'350),
-       .hbm_measured = terabytes_per_second(2'970),
-       .hbm_capacity = Bytes(80'000'000'000),
-       .kernel_launch = kKernelLaunch},
-      {.name = "h200",
-       .sm_count = 132,
-       .tensor_rates = {{DataType::kFp16, FlopRate::tflops(989), kGh100Bf16Gemm},
-                        {DataType::kBf16, FlopRate::tflops(989), kGh100Bf16Gemm},
-                        {DataType::kFp8, FlopRate::tflops(1979), kGh100Fp8Gemm}},
-       .hbm_peak = terabytes_per_second(4'800),
-       .hbm_measured = terabytes_per_second(4'300),
-       .hbm_capacity = Bytes(141'000'000'000),
-       .kernel_launch = kKernelLaunch},
+      gh100("h100", terabytes_per_second(3'350), terabytes_per_second(2'970),
+            Bytes(80'000'000'000)),
+      gh100("h200", terabytes_per_second(4'800), terabytes_per_second(4'300),
+            Bytes(141'000'000'000)),
   };
   return specs;
 }
