@@ -54,17 +54,17 @@ std::uint64_t CollectiveAlgorithm::send(std::int32_t from, std::int32_t to, Byte
                        std::ceil(static_cast<double>(data.count()) / cost_.data_per_wire_byte)))
                  : data;
   const std::uint64_t id = network_.send(from, to, wire, queue_pair, *this);
-  sent_.emplace(id, Sent{from, sim_.now()});
+  sent_at_.emplace(id, sim_.now());
   return id;
 }
 
 Time CollectiveAlgorithm::noticed(const Message& message, Time delivered) {
   ++delivered_;
-  const auto sent = sent_.find(message.id);
-  const Duration took = delivered - sent->second.at;
-  rank_transfer_times_[static_cast<std::size_t>(sent->second.from)].sent += took;
+  const auto sent_at = sent_at_.find(message.id);
+  const Duration took = delivered - sent_at->second;
+  sent_at_.erase(sent_at);
+  rank_transfer_times_[static_cast<std::size_t>(message.source)].sent += took;
   rank_transfer_times_[static_cast<std::size_t>(message.destination)].received += took;
-  sent_.erase(sent);
   Duration step;
   if (overheads_) {
     const bool same_node = message.source / overheads_->gpus_per_node ==

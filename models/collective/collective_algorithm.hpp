@@ -80,15 +80,10 @@ class CollectiveAlgorithm : public MessageListener {
  private:
   void report_finished();
 
-  struct Sent {
-    std::int32_t from = 0;
-    Time at;
-  };
-
   std::optional<ProtocolOverheads> overheads_;
   ProtocolCost cost_;
   std::vector<RankTransferTimes> rank_transfer_times_;
-  std::unordered_map<std::uint64_t, Sent> sent_;  // by message id; looked up, never iterated
+  std::unordered_map<std::uint64_t, Time> sent_at_;  // by message id; looked up, never iterated
   std::function<void()> on_finished_;
   std::int64_t transfers_ = 0;
   std::int64_t delivered_ = 0;
