@@ -4,7 +4,10 @@
 // once started, completes even if a pause arrives (802.1Qbb pauses the next frame, not the current
 // one). Pause time is counted in quanta of 512 bit times at this port's rate. One event per packet:
 // the end of its serialization, when it is handed to the link and the owner learns it left. The
-// port owns the link it transmits on, in the same cache lines as what it touches per packet.
+// port owns the link it transmits on. At scale a port is cold whenever its next packet comes, so
+// its layout is counted in cache lines: the link, then what every transmission touches, then one
+// line per queue holding that queue's counters. Bytes and packets sent are derived from what each
+// queue took in, so a departure updates no counter line.
 #pragma once
 
 #include <array>
@@ -27,7 +30,7 @@ class PortOwner {
   virtual void on_departure(Packet* packet, std::uint16_t port) = 0;
 };
 
-class EgressPort {
+class alignas(64) EgressPort {
  public:
   // `delay`: the propagation delay of the link this port transmits on.
   EgressPort(Simulator& sim, BitRate rate, Duration delay, PortOwner& owner, std::uint16_t index);
@@ -40,10 +43,10 @@ class EgressPort {
   void apply_pause(int traffic_class, std::uint16_t quanta);
 
   [[nodiscard]] std::int64_t queue_bytes(int traffic_class) const {
-    return data_[static_cast<std::size_t>(traffic_class)].bytes();
+    return data_[static_cast<std::size_t>(traffic_class)].fifo.bytes();
   }
   [[nodiscard]] bool paused(int traffic_class) const {
-    return paused_until_[static_cast<std::size_t>(traffic_class)] > sim_.now();
+    return data_[static_cast<std::size_t>(traffic_class)].paused_until > sim_.now();
   }
   // Total time the class has been paused up to now.
   [[nodiscard]] Duration paused_time(int traffic_class) const;
@@ -51,35 +54,61 @@ class EgressPort {
   [[nodiscard]] Link& link() { return link_; }
   [[nodiscard]] const Link& link() const { return link_; }
   [[nodiscard]] std::uint16_t index() const { return index_; }
-  [[nodiscard]] PortCounters& counters() { return counters_; }
-  [[nodiscard]] const PortCounters& counters() const { return counters_; }
+  // The totals so far.
+  [[nodiscard]] PortCounters counters() const;
+  // Events the owner decides on, counted here per class.
+  void count_ecn_mark(int traffic_class) {
+    ++rare_[static_cast<std::size_t>(traffic_class)].ecn_marked;
+  }
+  void count_drop(int traffic_class, std::int64_t bytes);
+  void count_pause_sent(int traffic_class) {
+    ++rare_[static_cast<std::size_t>(traffic_class)].pauses_sent;
+  }
   // Payload bytes of data packets queued or being serialized here (conservation checks only).
   [[nodiscard]] std::int64_t data_payload_held() const;
   // Packet-hops: every packet whose serialization onto the link completed.
   [[nodiscard]] std::int64_t packets_transmitted() const { return packets_transmitted_; }
 
  private:
+  // A queue and what is counted as packets enter it, in one cache line.
+  struct alignas(64) Queue {
+    PacketFifo fifo;
+    std::int64_t max_bytes = 0;
+    Time paused_until;  // data classes: the peer's pause holds the class until then
+  };
+  // Counted where something unusual happens: a mark, a drop, a pause.
+  struct RareCounts {
+    std::int64_t ecn_marked = 0;
+    std::int64_t dropped_packets = 0;
+    std::int64_t dropped_bytes = 0;
+    std::int64_t pauses_sent = 0;
+    std::int64_t pauses_received = 0;
+    Time pause_started;
+    Duration paused_before;  // closed pause intervals
+  };
+  static constexpr std::uint8_t kControlQueue = 0xFF;
+
   void start_next();
-  void finish_transmission();
+  void finish_transmission(Packet* packet);
   void on_pause_expired(std::uint64_t traffic_class);
   [[nodiscard]] Packet* next_packet();
+  void enqueue_into(Queue& queue, Packet* packet);
 
-  // What every packet touches comes first, in as few cache lines as possible: at scale a port is
-  // cold when its next packet comes, and each line is a miss.
   Link link_;
+  // The transmission in progress: the packet, its queue (a data class or kControlQueue) and its
+  // size, kept here so that ending it reads no packet.
   Packet* in_transmission_ = nullptr;
+  std::uint8_t in_transmission_queue_ = 0;
+  std::uint16_t index_;
+  std::uint32_t nonempty_classes_ = 0;  // bit c set when data_[c] holds packets
+  std::int64_t in_transmission_bytes_ = 0;
   std::int64_t packets_transmitted_ = 0;
   Simulator& sim_;
   BitRate rate_;
   PortOwner& owner_;
-  std::uint32_t nonempty_classes_ = 0;  // bit c set when data_[c] holds packets
-  std::uint16_t index_;
-  PacketFifo control_;
-  std::array<PacketFifo, kTrafficClasses> data_;
-  std::array<Time, kTrafficClasses> paused_until_{};
-  std::array<Time, kTrafficClasses> pause_started_{};
-  std::array<Duration, kTrafficClasses> paused_before_{};  // closed pause intervals
-  PortCounters counters_;
+  Queue control_;
+  std::array<Queue, kTrafficClasses> data_;
+  std::array<RareCounts, kTrafficClasses> rare_;
 };
 
 }  // namespace lockstep

@@ -1,10 +1,11 @@
 // A packet as the fabric sees it: a small pooled value carried by pointer from port to port. Sizes
-// are wire bytes (payload plus headers). Packets live in an ObjectPool owned by the network and are
+// are wire bytes (payload plus headers). Packets live in a pool owned by the network and are
 // chained through `next` into FIFOs, so queueing one allocates nothing.
 #pragma once
 
 #include <cstdint>
 
+#include "sim/core/object_pool.hpp"
 #include "sim/core/time.hpp"
 
 namespace lockstep {
@@ -29,25 +30,34 @@ struct alignas(64) Packet {
   std::uint16_t pause_quanta = 0;       // for kPause: in units of 512 bit times; 0 resumes
   std::uint16_t ingress_port = 0;       // at the switch holding it, for buffer accounting
   std::int32_t size_bytes = 0;          // on the wire
-  std::int32_t source = 0;              // endpoint ids
-  std::int32_t destination = 0;
-  std::uint32_t flow = 0;          // queue pair, network-wide
-  std::uint64_t sequence = 0;      // packet sequence number within the flow
-  std::uint64_t entropy = 0;       // ECMP hash input: fixed per flow
-  std::int32_t payload_bytes = 0;  // data bytes carried (data packets)
+  std::int32_t destination = 0;         // endpoint id
+  std::uint32_t flow = 0;               // queue pair, network-wide
+  std::int32_t payload_bytes = 0;       // data bytes carried (data packets)
+  std::uint64_t sequence = 0;           // packet sequence number within the flow
+  // The egress port to take at each switch on the way, and how many switches it has passed: the
+  // flow's ECMP path, looked up once when the flow was set up (its owner keeps the ports). A switch
+  // reads it here, in the packet it holds, rather than in routing tables that at scale miss the
+  // cache on every hop.
+  const std::uint16_t* route = nullptr;
+  std::uint16_t switches_passed = 0;
   Time next_arrives_at;    // on a link: when the packet behind this one arrives (Link's FIFO)
   Packet* next = nullptr;  // FIFO chaining
 };
 // One cache line: at scale, touching packets is what the packet path's cost is made of.
 static_assert(sizeof(Packet) == 64);
 
-// Intrusive FIFO of packets: O(1) push and pop, no allocation.
+// Slabs of 2 MiB: one huge page each (object_pool.hpp).
+using PacketPool = ObjectPool<Packet, 32768>;
+
+// Intrusive FIFO of packets: O(1) push and pop, no allocation. It also counts what it took in and
+// gave out over its life, which queue counters are made of.
 class PacketFifo {
  public:
   [[nodiscard]] bool empty() const { return head_ == nullptr; }
-  [[nodiscard]] Packet* front() const { return head_; }
+  [[nodiscard]] const Packet* front() const { return head_; }
   [[nodiscard]] std::int64_t bytes() const { return bytes_; }
-  [[nodiscard]] std::int64_t size() const { return count_; }
+  [[nodiscard]] std::int64_t bytes_pushed() const { return bytes_pushed_; }
+  [[nodiscard]] std::int64_t popped() const { return popped_; }
 
   void push(Packet* p) {
     p->next = nullptr;
@@ -58,7 +68,7 @@ class PacketFifo {
     }
     tail_ = p;
     bytes_ += p->size_bytes;
-    ++count_;
+    bytes_pushed_ += p->size_bytes;
   }
 
   Packet* pop() {
@@ -67,7 +77,7 @@ class PacketFifo {
     if (head_ == nullptr) tail_ = nullptr;
     p->next = nullptr;
     bytes_ -= p->size_bytes;
-    --count_;
+    ++popped_;
     return p;
   }
 
@@ -75,7 +85,8 @@ class PacketFifo {
   Packet* head_ = nullptr;
   Packet* tail_ = nullptr;
   std::int64_t bytes_ = 0;
-  std::int64_t count_ = 0;
+  std::int64_t bytes_pushed_ = 0;
+  std::int64_t popped_ = 0;
 };
 
 }  // namespace lockstep

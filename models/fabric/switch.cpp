@@ -1,6 +1,6 @@
 #include "models/fabric/switch.hpp"
 
-#include <string>
+#include <cassert>
 
 #include "models/fabric/ecn_marking.hpp"
 
@@ -13,14 +13,12 @@ std::size_t slot(std::uint16_t port, int traffic_class) {
 
 }  // namespace
 
-Switch::Switch(Simulator& sim, std::int32_t node, const SwitchConfig& config,
-               const Routing& routing, ObjectPool<Packet>& packets, RandomStream marking,
-               const std::vector<Duration>& delays, const std::vector<BitRate>& rates,
-               std::vector<Bytes> headroom)
+Switch::Switch(Simulator& sim, std::int32_t node, const SwitchConfig& config, PacketPool& packets,
+               RandomStream marking, const std::vector<Duration>& delays,
+               const std::vector<BitRate>& rates, std::vector<Bytes> headroom)
     : sim_(sim),
       node_(node),
       config_(config),
-      routing_(routing),
       packets_(packets),
       marking_(marking),
       buffer_(config, std::move(headroom)),
@@ -39,9 +37,8 @@ void Switch::receive(Packet* packet, std::uint16_t ingress_port) {
     packets_.release(packet);
     return;
   }
-  const std::uint16_t egress = routing_.choose_port(node_, packet->destination, packet->entropy);
-  LOCKSTEP_CHECK(egress != Routing::kNoPort, sim_.now(), "switch",
-                 "no route to endpoint " + std::to_string(packet->destination));
+  const std::uint16_t egress = packet->route[packet->switches_passed++];
+  assert(egress < ports_.size());
   EgressPort& out = *ports_[egress];
   if (is_control(packet->kind)) {
     out.enqueue(packet);  // control frames bypass buffer accounting (see header)
@@ -50,12 +47,10 @@ void Switch::receive(Packet* packet, std::uint16_t ingress_port) {
   const int c = packet->priority;
   packet->ingress_port = ingress_port;
   const SharedBuffer::Admission where = buffer_.admit(ingress_port, c, packet->size_bytes);
-  ClassCounters& counters = out.counters().classes[static_cast<std::size_t>(c)];
   if (where == SharedBuffer::Admission::kDrop) {
     const bool lossless = config_.pfc.lossless.test(static_cast<std::size_t>(c));
     headroom_overflows_ += lossless ? 1 : 0;
-    ++counters.dropped_packets;
-    counters.dropped_bytes += packet->size_bytes;
+    out.count_drop(c, packet->size_bytes);
     dropped_payload_bytes_ += packet->payload_bytes;
     packets_.release(packet);
     return;
@@ -70,7 +65,7 @@ void Switch::receive(Packet* packet, std::uint16_t ingress_port) {
     const double p = ecn_mark_probability(config_.ecn, out.queue_bytes(c));
     if (p > 0.0 && (p >= 1.0 || marking_.uniform() < p)) {
       packet->congestion_experienced = true;
-      ++counters.ecn_marked;
+      out.count_ecn_mark(c);
     }
   }
   out.enqueue(packet);
@@ -94,7 +89,7 @@ void Switch::send_pause(std::uint16_t port, int traffic_class, std::uint16_t qua
   frame->priority = static_cast<std::uint8_t>(traffic_class);
   frame->pause_quanta = quanta;
   frame->size_bytes = kPauseFrameBytes;
-  ++ports_[port]->counters().classes[static_cast<std::size_t>(traffic_class)].pauses_sent;
+  ports_[port]->count_pause_sent(traffic_class);
   ports_[port]->enqueue(frame);
 }
 

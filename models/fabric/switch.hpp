@@ -1,10 +1,11 @@
-// An output-queued shared-buffer switch: packets arriving on an ingress port are routed by per-flow
-// ECMP, admitted into the shared buffer (shared_buffer.hpp), ECN-marked by RED on the egress class
-// queue and queued at the egress port. Pause frames from a neighbour pause the egress port they
-// arrive on; the switch's own XOFF/XON go out of the ingress port that filled up, as real frames on
-// the reverse link, and XOFF is refreshed at half its pause time while the class stays above XON.
-// Zero switching latency (store and forward only, as in the benchmark configuration). Left out:
-// cut-through, control frames' buffer use, and per-queue egress limits.
+// An output-queued shared-buffer switch: packets arriving on an ingress port leave by the port
+// their route names (their flow's per-flow ECMP path, routing.hpp), are admitted into the shared
+// buffer (shared_buffer.hpp), ECN-marked by RED on the egress class queue and queued at the egress
+// port. Pause frames from a neighbour pause the egress port they arrive on; the switch's own
+// XOFF/XON go out of the ingress port that filled up, as real frames on the reverse link, and XOFF
+// is refreshed at half its pause time while the class stays above XON. Zero switching latency
+// (store and forward only, as in the benchmark configuration). Left out: cut-through, control
+// frames' buffer use, and per-queue egress limits.
 #pragma once
 
 #include <cstdint>
@@ -12,10 +13,8 @@
 #include <vector>
 
 #include "models/fabric/egress_port.hpp"
-#include "models/fabric/routing.hpp"
 #include "models/fabric/shared_buffer.hpp"
 #include "models/fabric/switch_config.hpp"
-#include "sim/core/object_pool.hpp"
 #include "sim/core/random.hpp"
 
 namespace lockstep {
@@ -24,8 +23,8 @@ class Switch final : public PacketReceiver, public PortOwner {
  public:
   // `delays[i]` is the propagation delay of the link port i transmits on; `rates[i]` is its speed;
   // `headroom[i]` its PFC headroom.
-  Switch(Simulator& sim, std::int32_t node, const SwitchConfig& config, const Routing& routing,
-         ObjectPool<Packet>& packets, RandomStream marking, const std::vector<Duration>& delays,
+  Switch(Simulator& sim, std::int32_t node, const SwitchConfig& config, PacketPool& packets,
+         RandomStream marking, const std::vector<Duration>& delays,
          const std::vector<BitRate>& rates, std::vector<Bytes> headroom);
 
   void receive(Packet* packet, std::uint16_t ingress_port) override;
@@ -51,8 +50,7 @@ class Switch final : public PacketReceiver, public PortOwner {
   Simulator& sim_;
   std::int32_t node_;
   const SwitchConfig& config_;
-  const Routing& routing_;
-  ObjectPool<Packet>& packets_;
+  PacketPool& packets_;
   RandomStream marking_;
   SharedBuffer buffer_;
   std::vector<std::unique_ptr<EgressPort>> ports_;

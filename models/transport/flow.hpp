@@ -9,6 +9,7 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "models/cc/dcqcn.hpp"
 #include "models/transport/message.hpp"
@@ -32,6 +33,10 @@ struct Flow {
   std::int32_t destination = 0;
   std::uint64_t entropy = 0;
   std::uint8_t traffic_class = 0;
+  // The egress port at each switch on the way (Packet::route): data takes the first, ACKs, NACKs
+  // and CNPs the second.
+  std::vector<std::uint16_t> route_to_destination;
+  std::vector<std::uint16_t> route_to_source;
 
   // Sender.
   std::deque<PendingMessage> messages;  // not yet acknowledged, oldest first

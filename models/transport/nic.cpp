@@ -11,7 +11,7 @@ constexpr std::uint16_t kStormQuanta = 0xFFFF;
 }  // namespace
 
 Nic::Nic(Simulator& sim, std::int32_t endpoint, const TransportConfig& config, BitRate rate,
-         Duration uplink_delay, ObjectPool<Packet>& packets, std::deque<Flow>& flows,
+         Duration uplink_delay, PacketPool& packets, std::deque<Flow>& flows,
          MessageListener& listener)
     : sim_(sim),
       endpoint_(endpoint),
@@ -114,11 +114,10 @@ void Nic::send_data(Flow& flow) {
                                                         ? message.last_payload
                                                         : config_.payload_per_packet.count());
   packet->size_bytes = packet->payload_bytes + static_cast<std::int32_t>(config_.header.count());
-  packet->source = flow.source;
   packet->destination = flow.destination;
   packet->flow = flow.id;
   packet->sequence = sequence;
-  packet->entropy = flow.entropy;
+  packet->route = flow.route_to_destination.data();
   if (flow.reaction_point) flow.reaction_point->on_bytes_sent(Bytes(packet->size_bytes));
   flow.next_send_allowed = now + tx_time(Bytes(packet->size_bytes), flow_rate(flow));
   flow.retransmit->arm_in(config_.retransmit_timeout);
@@ -132,11 +131,10 @@ void Nic::send_control(PacketKind kind, const Flow& flow, std::uint64_t sequence
   packet->kind = kind;
   packet->priority = flow.traffic_class;
   packet->size_bytes = static_cast<std::int32_t>(config_.control_frame.count());
-  packet->source = flow.destination;
   packet->destination = flow.source;
   packet->flow = flow.id;
   packet->sequence = sequence;
-  packet->entropy = flow.entropy;
+  packet->route = flow.route_to_source.data();
   port_.enqueue(packet);
 }
 
@@ -346,7 +344,7 @@ void Nic::send_pause(int traffic_class, std::uint16_t quanta) {
   frame->priority = static_cast<std::uint8_t>(traffic_class);
   frame->pause_quanta = quanta;
   frame->size_bytes = static_cast<std::int32_t>(config_.control_frame.count());
-  ++port_.counters().classes[static_cast<std::size_t>(traffic_class)].pauses_sent;
+  port_.count_pause_sent(traffic_class);
   port_.enqueue(frame);
 }
 

@@ -21,7 +21,6 @@
 #include "models/transport/flow.hpp"
 #include "models/transport/host_link.hpp"
 #include "models/transport/transport_config.hpp"
-#include "sim/core/object_pool.hpp"
 
 namespace lockstep {
 
@@ -30,7 +29,7 @@ class Nic final : public PacketReceiver, public PortOwner, private HostReceiver 
   // `flows` is the network's flow table: a NIC sends on the flows whose source it is and receives
   // on those whose destination it is. `uplink_delay` is the propagation delay of its cable.
   Nic(Simulator& sim, std::int32_t endpoint, const TransportConfig& config, BitRate rate,
-      Duration uplink_delay, ObjectPool<Packet>& packets, std::deque<Flow>& flows,
+      Duration uplink_delay, PacketPool& packets, std::deque<Flow>& flows,
       MessageListener& listener);
 
   // The flow's sender got a new message (already appended to flow.messages).
@@ -91,7 +90,7 @@ class Nic final : public PacketReceiver, public PortOwner, private HostReceiver 
   std::int32_t endpoint_;
   const TransportConfig& config_;
   BitRate rate_;
-  ObjectPool<Packet>& packets_;
+  PacketPool& packets_;
   std::deque<Flow>& flows_;
   MessageListener& listener_;
   EgressPort port_;

@@ -9,6 +9,13 @@ namespace lockstep {
 
 namespace {
 
+// A route as packets carry it: the egress port at each switch, after the source NIC's hop.
+std::vector<std::uint16_t> switch_ports(const std::vector<Hop>& hops) {
+  std::vector<std::uint16_t> ports;
+  for (std::size_t i = 1; i < hops.size(); ++i) ports.push_back(hops[i].port);
+  return ports;
+}
+
 bool counters_moved(const ClassCounters& now, const ClassCounters& before) {
   return now.bytes_sent != before.bytes_sent || now.ecn_marked != before.ecn_marked ||
          now.pauses_sent != before.pauses_sent || now.pauses_received != before.pauses_received ||
@@ -45,7 +52,7 @@ PacketNetwork::PacketNetwork(Simulator& sim, const Routing& routing,
     SwitchConfig& switch_config = switch_configs_.emplace_back(config.switches);
     switch_config.buffer = topology.switch_spec(n).buffer;
     switches_.push_back(
-        std::make_unique<Switch>(sim, n, switch_config, routing, packets_,
+        std::make_unique<Switch>(sim, n, switch_config, packets_,
                                  RandomStream(seed, "fabric.ecn", static_cast<std::uint64_t>(n)),
                                  delays, rates, std::move(headroom)));
   }
@@ -83,6 +90,10 @@ Flow& PacketNetwork::flow_for(std::int32_t source, std::int32_t destination,
                               std::uint32_t queue_pair) {
   const auto key = std::make_tuple(source, destination, queue_pair);
   if (const auto it = flow_ids_.find(key); it != flow_ids_.end()) return flows_[it->second];
+  if (!routing_.reachable(source, destination) || !routing_.reachable(destination, source)) {
+    throw std::invalid_argument("no route between endpoints " + std::to_string(source) + " and " +
+                                std::to_string(destination));
+  }
   const auto id = static_cast<std::uint32_t>(flows_.size());
   flow_ids_.emplace(key, id);
   Flow& flow = flows_.emplace_back();
@@ -91,6 +102,8 @@ Flow& PacketNetwork::flow_for(std::int32_t source, std::int32_t destination,
   flow.destination = destination;
   flow.traffic_class = static_cast<std::uint8_t>(config_.transport.data_class);
   flow.entropy = queue_pair_entropy(seed_, source, destination, queue_pair);
+  flow.route_to_destination = switch_ports(routing_.path(source, destination, flow.entropy));
+  flow.route_to_source = switch_ports(routing_.path(destination, source, flow.entropy));
   if (config_.transport.dcqcn) {
     flow.reaction_point.emplace(*config_.transport.dcqcn);
     flow.notification_point.emplace(config_.transport.dcqcn->cnp_interval);
@@ -152,8 +165,9 @@ void PacketNetwork::sample() {
   }
   for_each_port([&](NodeId node, const EgressPort& port) {
     PortCounters& before = last_sampled_[index++];
+    const PortCounters totals = port.counters();
     for (int c = 0; c < kTrafficClasses; ++c) {
-      const ClassCounters& counters = port.counters().classes[static_cast<std::size_t>(c)];
+      const ClassCounters& counters = totals.classes[static_cast<std::size_t>(c)];
       const std::int64_t queue = port.queue_bytes(c);
       if (queue == 0 && !port.paused(c) &&
           !counters_moved(counters, before.classes[static_cast<std::size_t>(c)])) {
@@ -164,7 +178,7 @@ void PacketNetwork::sample() {
                         counters.ecn_marked, counters.pauses_sent, counters.pauses_received,
                         port.paused_time(c).ps(), counters.dropped_packets});
     }
-    before = port.counters();
+    before = totals;
   });
   for (const Flow& flow : flows_) {
     if (flow.messages.empty() || !flow.reaction_point) continue;
@@ -177,8 +191,9 @@ void PacketNetwork::sample() {
 
 void PacketNetwork::finish() {
   for_each_port([&](NodeId node, const EgressPort& port) {
+    const PortCounters totals = port.counters();
     for (int c = 0; c < kTrafficClasses; ++c) {
-      const ClassCounters& k = port.counters().classes[static_cast<std::size_t>(c)];
+      const ClassCounters& k = totals.classes[static_cast<std::size_t>(c)];
       if (k.bytes_sent == 0 && k.pauses_sent == 0 && k.pauses_received == 0 &&
           k.dropped_packets == 0) {
         continue;
@@ -249,7 +264,8 @@ std::int64_t PacketNetwork::lossless_drops() const {
 std::int64_t PacketNetwork::pause_frames_sent() const {
   std::int64_t frames = 0;
   for_each_port([&](NodeId, const EgressPort& port) {
-    for (const ClassCounters& c : port.counters().classes) frames += c.pauses_sent;
+    const PortCounters totals = port.counters();
+    for (const ClassCounters& c : totals.classes) frames += c.pauses_sent;
   });
   return frames;
 }

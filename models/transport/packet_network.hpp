@@ -91,7 +91,7 @@ class PacketNetwork final : public Network, public MessageListener {
   const Routing& routing_;
   const PacketNetworkConfig& config_;
   std::uint64_t seed_;
-  ObjectPool<Packet> packets_;
+  PacketPool packets_;
   std::deque<SwitchConfig> switch_configs_;  // each switch's own buffer size; referenced by it
   std::vector<std::unique_ptr<Switch>> switches_;
   std::vector<std::unique_ptr<Nic>> nics_;
