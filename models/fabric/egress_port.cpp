@@ -15,36 +15,34 @@ EgressPort::EgressPort(Simulator& sim, BitRate rate, Duration delay, PortOwner& 
                        std::uint16_t index)
     : link_(sim, delay), index_(index), sim_(sim), rate_(rate), owner_(owner) {}
 
-void EgressPort::enqueue_into(Queue& queue, Packet* packet) {
-  queue.fifo.push(packet);
-  queue.max_bytes = std::max(queue.max_bytes, queue.fifo.bytes());
-}
-
 void EgressPort::enqueue(Packet* packet) {
   if (is_control(packet->kind)) {
-    enqueue_into(control_, packet);
+    control_.push(packet);
+    nonempty_ |= kControlBit;
   } else {
     const auto c = static_cast<std::size_t>(packet->priority);
-    enqueue_into(data_[c], packet);
-    nonempty_classes_ |= 1U << c;
+    Queue& queue = data_[c];
+    queue.fifo.push(packet);
+    queue.max_bytes = std::max(queue.max_bytes, queue.fifo.bytes());
+    nonempty_ |= 1U << c;
   }
   if (in_transmission_ == nullptr) start_next();
 }
 
 Packet* EgressPort::next_packet() {
-  if (!control_.fifo.empty()) {
-    in_transmission_queue_ = kControlQueue;
-    return control_.fifo.pop();
+  if ((nonempty_ & kControlBit) != 0) {
+    Packet* next = control_.pop();
+    if (control_.empty()) nonempty_ &= ~kControlBit;
+    return next;
   }
-  std::uint32_t candidates = nonempty_classes_;
+  std::uint32_t candidates = nonempty_;
   while (candidates != 0) {
     const int c = 31 - std::countl_zero(candidates);  // highest class first
     candidates &= ~(1U << c);
     Queue& queue = data_[static_cast<std::size_t>(c)];
     if (queue.paused_until > sim_.now()) continue;
     Packet* next = queue.fifo.pop();
-    if (queue.fifo.empty()) nonempty_classes_ &= ~(1U << c);
-    in_transmission_queue_ = static_cast<std::uint8_t>(c);
+    if (queue.fifo.empty()) nonempty_ &= ~(1U << c);
     return next;
   }
   return nullptr;
@@ -53,15 +51,13 @@ Packet* EgressPort::next_packet() {
 void EgressPort::start_next() {
   in_transmission_ = next_packet();
   if (in_transmission_ == nullptr) return;
-  in_transmission_bytes_ = in_transmission_->size_bytes;
   // The packet rides as the event's argument, so the event loop prefetches it with the port.
-  sim_.schedule_in<&EgressPort::finish_transmission>(tx_time(Bytes(in_transmission_bytes_), rate_),
-                                                     this, in_transmission_);
+  sim_.schedule_in<&EgressPort::finish_transmission>(
+      tx_time(Bytes(in_transmission_->size_bytes), rate_), this, in_transmission_);
 }
 
 void EgressPort::finish_transmission(Packet* packet) {
   in_transmission_ = nullptr;
-  ++packets_transmitted_;
   link_.carry(packet);
   start_next();
   // Last: the owner may enqueue (a NIC refills, a switch sends XON), which must find the port's
@@ -99,20 +95,23 @@ void EgressPort::count_drop(int traffic_class, std::int64_t bytes) {
   rare.dropped_bytes += bytes;
 }
 
+bool EgressPort::leaving(const PacketFifo& fifo) const {
+  if (in_transmission_ == nullptr) return false;
+  if (is_control(in_transmission_->kind)) return &fifo == &control_;
+  return &fifo == &data_[in_transmission_->priority].fifo;
+}
+
 PortCounters EgressPort::counters() const {
-  // What a queue took in, less what it still holds and what is on its way out.
-  auto in_transmission = [&](std::uint8_t queue) -> std::pair<std::int64_t, std::int64_t> {
-    if (in_transmission_ == nullptr || in_transmission_queue_ != queue) return {0, 0};
-    return {in_transmission_bytes_, 1};
+  auto bytes_sent = [&](const PacketFifo& fifo) {
+    return fifo.bytes_pushed() - fifo.bytes() - (leaving(fifo) ? in_transmission_->size_bytes : 0);
   };
   PortCounters counters;
   for (std::size_t c = 0; c < data_.size(); ++c) {
     const Queue& queue = data_[c];
     const RareCounts& rare = rare_[c];
-    const auto [bytes_leaving, packets_leaving] = in_transmission(static_cast<std::uint8_t>(c));
     ClassCounters& k = counters.classes[c];
-    k.bytes_sent = queue.fifo.bytes_pushed() - queue.fifo.bytes() - bytes_leaving;
-    k.packets_sent = queue.fifo.popped() - packets_leaving;
+    k.bytes_sent = bytes_sent(queue.fifo);
+    k.packets_sent = queue.fifo.popped() - (leaving(queue.fifo) ? 1 : 0);
     k.max_queue_bytes = queue.max_bytes;
     k.ecn_marked = rare.ecn_marked;
     k.dropped_packets = rare.dropped_packets;
@@ -120,10 +119,14 @@ PortCounters EgressPort::counters() const {
     k.pauses_sent = rare.pauses_sent;
     k.pauses_received = rare.pauses_received;
   }
-  const auto [control_leaving, unused] = in_transmission(kControlQueue);
-  counters.control_bytes_sent =
-      control_.fifo.bytes_pushed() - control_.fifo.bytes() - control_leaving;
+  counters.control_bytes_sent = bytes_sent(control_);
   return counters;
+}
+
+std::int64_t EgressPort::packets_transmitted() const {
+  std::int64_t packets = control_.popped();
+  for (const Queue& queue : data_) packets += queue.fifo.popped();
+  return packets - (in_transmission_ != nullptr ? 1 : 0);
 }
 
 std::int64_t EgressPort::data_payload_held() const {

@@ -67,7 +67,7 @@ class alignas(64) EgressPort {
   // Payload bytes of data packets queued or being serialized here (conservation checks only).
   [[nodiscard]] std::int64_t data_payload_held() const;
   // Packet-hops: every packet whose serialization onto the link completed.
-  [[nodiscard]] std::int64_t packets_transmitted() const { return packets_transmitted_; }
+  [[nodiscard]] std::int64_t packets_transmitted() const;
 
  private:
   // A queue and what is counted as packets enter it, in one cache line.
@@ -86,27 +86,26 @@ class alignas(64) EgressPort {
     Time pause_started;
     Duration paused_before;  // closed pause intervals
   };
-  static constexpr std::uint8_t kControlQueue = 0xFF;
+  static constexpr std::uint32_t kControlBit = 1U << kTrafficClasses;
 
   void start_next();
   void finish_transmission(Packet* packet);
   void on_pause_expired(std::uint64_t traffic_class);
   [[nodiscard]] Packet* next_packet();
-  void enqueue_into(Queue& queue, Packet* packet);
+  // What is sent counts as what a queue took in less what it still holds and what is leaving it.
+  [[nodiscard]] bool leaving(const PacketFifo& fifo) const;
 
+  // First cache line: the link and the transmission in progress.
   Link link_;
-  // The transmission in progress: the packet, its queue (a data class or kControlQueue) and its
-  // size, kept here so that ending it reads no packet.
   Packet* in_transmission_ = nullptr;
-  std::uint8_t in_transmission_queue_ = 0;
   std::uint16_t index_;
-  std::uint32_t nonempty_classes_ = 0;  // bit c set when data_[c] holds packets
-  std::int64_t in_transmission_bytes_ = 0;
-  std::int64_t packets_transmitted_ = 0;
+  std::uint32_t nonempty_ = 0;  // bit c set when data_[c] holds packets; kControlBit for control_
+  // Second: the rest of what every packet touches, and the control queue.
   Simulator& sim_;
   BitRate rate_;
   PortOwner& owner_;
-  Queue control_;
+  PacketFifo control_;
+  // Then one line per data class.
   std::array<Queue, kTrafficClasses> data_;
   std::array<RareCounts, kTrafficClasses> rare_;
 };

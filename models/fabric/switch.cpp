@@ -22,24 +22,23 @@ Switch::Switch(Simulator& sim, std::int32_t node, const SwitchConfig& config, Pa
       packets_(packets),
       marking_(marking),
       buffer_(config, std::move(headroom)),
+      ports_(delays.size()),
       xoff_sent_(delays.size() * kTrafficClasses, 0),
       refresh_generation_(delays.size() * kTrafficClasses, 0) {
-  ports_.reserve(delays.size());
   for (std::size_t i = 0; i < delays.size(); ++i) {
-    ports_.push_back(std::make_unique<EgressPort>(sim, rates[i], delays[i], *this,
-                                                  static_cast<std::uint16_t>(i)));
+    ports_.emplace_back(sim, rates[i], delays[i], *this, static_cast<std::uint16_t>(i));
   }
 }
 
 void Switch::receive(Packet* packet, std::uint16_t ingress_port) {
   if (packet->kind == PacketKind::kPause) {
-    ports_[ingress_port]->apply_pause(packet->priority, packet->pause_quanta);
+    ports_[ingress_port].apply_pause(packet->priority, packet->pause_quanta);
     packets_.release(packet);
     return;
   }
   const std::uint16_t egress = packet->route[packet->switches_passed++];
   assert(egress < ports_.size());
-  EgressPort& out = *ports_[egress];
+  EgressPort& out = ports_[egress];
   if (is_control(packet->kind)) {
     out.enqueue(packet);  // control frames bypass buffer accounting (see header)
     return;
@@ -89,14 +88,14 @@ void Switch::send_pause(std::uint16_t port, int traffic_class, std::uint16_t qua
   frame->priority = static_cast<std::uint8_t>(traffic_class);
   frame->pause_quanta = quanta;
   frame->size_bytes = kPauseFrameBytes;
-  ports_[port]->count_pause_sent(traffic_class);
-  ports_[port]->enqueue(frame);
+  ports_[port].count_pause_sent(traffic_class);
+  ports_[port].enqueue(frame);
 }
 
 void Switch::schedule_refresh(std::uint16_t port, int traffic_class) {
   const std::size_t s = slot(port, traffic_class);
   const Duration half_pause =
-      tx_time(Bytes(std::int64_t{kPauseQuanta} * 64 / 2), ports_[port]->rate());
+      tx_time(Bytes(std::int64_t{kPauseQuanta} * 64 / 2), ports_[port].rate());
   const std::uint64_t key = (std::uint64_t{refresh_generation_[s]} << 32) | s;
   sim_.schedule_in<&Switch::refresh_pause>(half_pause, this, key);
 }

@@ -9,12 +9,12 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "models/fabric/egress_port.hpp"
 #include "models/fabric/shared_buffer.hpp"
 #include "models/fabric/switch_config.hpp"
+#include "sim/core/fixed_array.hpp"
 #include "sim/core/random.hpp"
 
 namespace lockstep {
@@ -31,8 +31,8 @@ class Switch final : public PacketReceiver, public PortOwner {
   void on_departure(Packet* packet, std::uint16_t port) override;
 
   [[nodiscard]] std::size_t port_count() const { return ports_.size(); }
-  [[nodiscard]] EgressPort& port(std::size_t i) { return *ports_[i]; }
-  [[nodiscard]] const EgressPort& port(std::size_t i) const { return *ports_[i]; }
+  [[nodiscard]] EgressPort& port(std::size_t i) { return ports_[i]; }
+  [[nodiscard]] const EgressPort& port(std::size_t i) const { return ports_[i]; }
   [[nodiscard]] std::int32_t node() const { return node_; }
   // Packets of lossless classes dropped because their PFC headroom was full: a sizing error, since
   // an ingress that stays within XOFF threshold plus headroom never drops.
@@ -53,7 +53,7 @@ class Switch final : public PacketReceiver, public PortOwner {
   PacketPool& packets_;
   RandomStream marking_;
   SharedBuffer buffer_;
-  std::vector<std::unique_ptr<EgressPort>> ports_;
+  FixedArray<EgressPort> ports_;
   std::vector<std::uint8_t> xoff_sent_;            // per (port, class)
   std::vector<std::uint32_t> refresh_generation_;  // per (port, class): invalidates stale refreshes
   std::int64_t headroom_overflows_ = 0;
