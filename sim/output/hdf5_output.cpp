@@ -7,7 +7,9 @@
 namespace lockstep {
 namespace {
 
-constexpr hsize_t kChunkRows = 8192;
+// Small chunks: a table's last chunk is filled out and compressed whole, which for the many short
+// tables of a run cost more than all its rows.
+constexpr hsize_t kChunkRows = 1024;
 constexpr int kDeflateLevel = 4;
 
 H5::DataType file_type_of(const Column& c) {
@@ -48,6 +50,7 @@ H5::DSetCreatPropList untimed_chunked_dataset(hsize_t chunk_rows) {
   properties.setChunk(1, &chunk_rows);
   properties.setShuffle();
   properties.setDeflate(kDeflateLevel);
+  properties.setFillTime(H5D_FILL_TIME_NEVER);  // every row is written; nothing to pre-fill
   H5Pset_obj_track_times(properties.getId(), 0);
   return properties;
 }

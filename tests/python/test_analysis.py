@@ -540,7 +540,7 @@ class FileMatchesSchemaDoc:
                     continue
                 with self.subTest(table=table):
                     self.assertIn(table, f, "documented for this kind of run, absent from the file")
-                    self.assertEqual(f[table].chunks, (8192,))
+                    self.assertEqual(f[table].chunks, (1024,))
                     self.assertEqual(f[table].compression, "gzip")
                     self.assertTrue(f[table].shuffle)
 
