@@ -30,6 +30,16 @@ class BitRate {
 
 [[nodiscard]] constexpr Duration tx_time(Bytes size, BitRate rate) {
   assert(rate.bps() > 0 && size.count() >= 0);
+  // Up to 2 MiB, the exact product fits in 64 bits, whose division is several times cheaper than a
+  // 128-bit one (a library call): the per-packet case.
+  constexpr std::int64_t kNarrowBytes = std::int64_t{2} << 20;
+  if (size.count() <= kNarrowBytes) {
+    const auto numerator = static_cast<std::uint64_t>(size.bits()) * 1'000'000'000'000U;
+    const auto denominator = static_cast<std::uint64_t>(rate.bps());
+    const std::uint64_t rounded_up =
+        numerator / denominator + (numerator % denominator != 0 ? 1 : 0);
+    return Duration::ps(static_cast<std::int64_t>(rounded_up));
+  }
   __extension__ using Wide = unsigned __int128;
   constexpr Wide kPsPerSecond = 1'000'000'000'000;
   const Wide numerator = static_cast<Wide>(size.bits()) * kPsPerSecond;

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <string>
 
 #include "sim/core/quantity.hpp"
@@ -119,6 +120,18 @@ TEST_CASE("tx_time is exact and rounds up to the next picosecond") {
   // 56 Gb/s one byte is 142.857 ps: 10 GB must take 1.428571428571... s, not 10^10 x 143 ps.
   CHECK(tx_time(Bytes(10'000'000'000), BitRate::gbps(100)).ps() == 800'000'000'000);
   CHECK(tx_time(Bytes(10'000'000'000), BitRate::gbps(56)).ps() == 1'428'571'428'572);
+}
+
+// Up to 2 MiB tx_time divides in 64 bits, above it in 128; both sides of the seam must give the
+// exact quotient rounded up. 2 MiB = 16,777,216 bits: at 7 Gb/s, 2,396,745,142.857 ps -> ...143.
+// One byte more at 3 Gb/s: 16,777,224 bits / 3e9 = 5,592,408,000 ps exactly. At the largest rate
+// (2^63 - 1 b/s), 2 MiB takes 1.82 ps -> 2, without overflowing the 64-bit product.
+TEST_CASE("tx_time is exact on both sides of its 64-bit fast path") {
+  CHECK(tx_time(Bytes(std::int64_t{2} << 20), BitRate::gbps(7)).ps() == 2'396'745'143);
+  CHECK(tx_time(Bytes((std::int64_t{2} << 20) + 1), BitRate::gbps(3)).ps() == 5'592'408'000);
+  CHECK(
+      tx_time(Bytes(std::int64_t{2} << 20), BitRate::bps(std::numeric_limits<std::int64_t>::max()))
+          .ps() == 2);
 }
 
 }  // namespace
