@@ -21,7 +21,7 @@ Switch::Switch(Simulator& sim, std::int32_t node, const SwitchConfig& config, Pa
       config_(config),
       packets_(packets),
       marking_(marking),
-      buffer_(config, std::move(headroom)),
+      buffer_(config_, std::move(headroom)),
       ports_(delays.size()),
       xoff_sent_(delays.size() * kTrafficClasses, 0),
       refresh_generation_(delays.size() * kTrafficClasses, 0) {

@@ -49,7 +49,8 @@ class Switch final : public PacketReceiver, public PortOwner {
 
   Simulator& sim_;
   std::int32_t node_;
-  const SwitchConfig& config_;
+  // A copy: read per packet, so it sits with the switch's other state rather than elsewhere.
+  const SwitchConfig config_;
   PacketPool& packets_;
   RandomStream marking_;
   SharedBuffer buffer_;

@@ -49,7 +49,7 @@ PacketNetwork::PacketNetwork(Simulator& sim, const Routing& routing,
       headroom.push_back(
           config.switches.pfc.headroom.value_or(derived_headroom(cable.rate, cable.delay, mtu)));
     }
-    SwitchConfig& switch_config = switch_configs_.emplace_back(config.switches);
+    SwitchConfig switch_config = config.switches;
     switch_config.buffer = topology.switch_spec(n).buffer;
     switches_.push_back(
         std::make_unique<Switch>(sim, n, switch_config, packets_,

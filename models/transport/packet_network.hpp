@@ -92,7 +92,6 @@ class PacketNetwork final : public Network, public MessageListener {
   const PacketNetworkConfig& config_;
   std::uint64_t seed_;
   PacketPool packets_;
-  std::deque<SwitchConfig> switch_configs_;  // each switch's own buffer size; referenced by it
   std::vector<std::unique_ptr<Switch>> switches_;
   std::vector<std::unique_ptr<Nic>> nics_;
   std::deque<HostLink> host_links_;  // those that limit_endpoint(s) gave NICs
