@@ -5,9 +5,10 @@
 // one). Pause time is counted in quanta of 512 bit times at this port's rate. One event per packet:
 // the end of its serialization, when it is handed to the link and the owner learns it left. The
 // port owns the link it transmits on. At scale a port is cold whenever its next packet comes, so
-// its layout is counted in cache lines: the link, then what every transmission touches, then one
-// line per queue holding that queue's counters. Bytes and packets sent are derived from what each
-// queue took in, so a departure updates no counter line.
+// its layout is counted in cache lines: the link and the transmission in progress; the rest of what
+// every packet touches, with the control queue; then one line per data class, its queue with its
+// counters. Bytes and packets sent are derived from what each queue took in, so a departure
+// updates no counter line.
 #pragma once
 
 #include <array>

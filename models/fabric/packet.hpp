@@ -30,7 +30,6 @@ struct alignas(64) Packet {
   std::uint16_t pause_quanta = 0;       // for kPause: in units of 512 bit times; 0 resumes
   std::uint16_t ingress_port = 0;       // at the switch holding it, for buffer accounting
   std::int32_t size_bytes = 0;          // on the wire
-  std::int32_t destination = 0;         // endpoint id
   std::uint32_t flow = 0;               // queue pair, network-wide
   std::int32_t payload_bytes = 0;       // data bytes carried (data packets)
   std::uint64_t sequence = 0;           // packet sequence number within the flow

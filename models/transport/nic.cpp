@@ -114,7 +114,6 @@ void Nic::send_data(Flow& flow) {
                                                         ? message.last_payload
                                                         : config_.payload_per_packet.count());
   packet->size_bytes = packet->payload_bytes + static_cast<std::int32_t>(config_.header.count());
-  packet->destination = flow.destination;
   packet->flow = flow.id;
   packet->sequence = sequence;
   packet->route = flow.route_to_destination.data();
@@ -131,7 +130,6 @@ void Nic::send_control(PacketKind kind, const Flow& flow, std::uint64_t sequence
   packet->kind = kind;
   packet->priority = flow.traffic_class;
   packet->size_bytes = static_cast<std::int32_t>(config_.control_frame.count());
-  packet->destination = flow.source;
   packet->flow = flow.id;
   packet->sequence = sequence;
   packet->route = flow.route_to_source.data();
