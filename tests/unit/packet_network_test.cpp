@@ -81,6 +81,24 @@ Topology two_leaves(std::int32_t hosts_per_leaf, BitRate host_rate, BitRate fabr
   return build_leaf_spine(spec);
 }
 
+// Packets follow the route their flow was given when it was set up, so a flow between endpoints
+// that no path joins is refused then, before anything is sent.
+TEST_CASE("a flow between endpoints that no path joins is refused when it is set up") {
+  Simulator sim;
+  const Topology islands = build_explicit(
+      2, {{"sw0", Bytes(32'000'000)}, {"sw1", Bytes(32'000'000)}},
+      {{0, 2, testing::kRate, testing::kDelay}, {1, 3, testing::kRate, testing::kDelay}});
+  const Routing routing(islands);
+  const PacketNetworkConfig config = lossless_config();
+  testing::MemoryBackend output;
+  PacketNetwork network(sim, routing, config, 1, output);
+  Completions completions;
+  CHECK_THROWS_WITH_AS((void)network.send(0, 1, Bytes(1000), 0, completions),
+                       "no route between endpoints 0 and 1", std::invalid_argument);
+  CHECK(network.flows().empty());
+  CHECK(sim.pending() == 0);
+}
+
 // Goodput of a lone 20 MB flow: payload / (payload + header) of 100 Gb/s = 1000/1062 x 100 Gb/s
 // = 94.16 Gb/s, measured from its first packet leaving to its last byte arriving.
 TEST_CASE("one flow on an idle path reaches line rate less header overhead") {
