@@ -54,20 +54,24 @@ class ObjectPool {
   static constexpr std::size_t kHugePage = std::size_t{2} << 20;
   static constexpr std::size_t kSlabBytes = SlabSize * sizeof(Slot);
   static constexpr bool kHugeSlabs = kSlabBytes >= kHugePage;
-  static constexpr std::size_t kSlabAlignment = kHugeSlabs ? kHugePage : alignof(Slot);
+  static constexpr std::size_t kSlabAlignment =
+      std::max(kHugeSlabs ? kHugePage : alignof(Slot), alignof(std::max_align_t));
 
   void grow() {
     // aligned_alloc wants a size that is a multiple of the alignment.
     constexpr std::size_t bytes =
         (kSlabBytes + kSlabAlignment - 1) / kSlabAlignment * kSlabAlignment;
-    void* memory = std::aligned_alloc(std::max(kSlabAlignment, alignof(std::max_align_t)), bytes);
-    if (memory == nullptr) throw std::bad_alloc();
-    if constexpr (kHugeSlabs) madvise(memory, bytes, MADV_HUGEPAGE);  // advice: failure is harmless
-    slabs_.emplace_back(static_cast<Slot*>(memory));
+    std::unique_ptr<Slot, FreeSlab> slab(
+        static_cast<Slot*>(std::aligned_alloc(kSlabAlignment, bytes)));
+    if (slab == nullptr) throw std::bad_alloc();
+    if constexpr (kHugeSlabs) {
+      madvise(slab.get(), bytes, MADV_HUGEPAGE);  // advice: failure is harmless
+    }
+    Slot* slots = slab.get();
+    slabs_.push_back(std::move(slab));  // owned before any slot is handed out
     free_.reserve(capacity());
-    Slot* slab = slabs_.back().get();
     // Hand out the new slab front to back.
-    for (std::size_t i = SlabSize; i > 0; --i) free_.push_back(&slab[i - 1]);
+    for (std::size_t i = SlabSize; i > 0; --i) free_.push_back(&slots[i - 1]);
   }
 
   std::vector<std::unique_ptr<Slot, FreeSlab>> slabs_;
