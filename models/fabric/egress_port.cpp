@@ -89,6 +89,17 @@ void EgressPort::on_pause_expired(std::uint64_t traffic_class) {
   if (in_transmission_ == nullptr) start_next();
 }
 
+void EgressPort::send_pause(PacketPool& packets, int traffic_class, std::uint16_t quanta,
+                            std::int32_t frame_bytes) {
+  Packet* frame = packets.acquire();
+  frame->kind = PacketKind::kPause;
+  frame->priority = static_cast<std::uint8_t>(traffic_class);
+  frame->pause_quanta = quanta;
+  frame->size_bytes = frame_bytes;
+  ++rare_[static_cast<std::size_t>(traffic_class)].pauses_sent;
+  enqueue(frame);
+}
+
 void EgressPort::count_drop(int traffic_class, std::int64_t bytes) {
   RareCounts& rare = rare_[static_cast<std::size_t>(traffic_class)];
   ++rare.dropped_packets;

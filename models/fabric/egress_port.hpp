@@ -62,9 +62,11 @@ class alignas(64) EgressPort {
     ++rare_[static_cast<std::size_t>(traffic_class)].ecn_marked;
   }
   void count_drop(int traffic_class, std::int64_t bytes);
-  void count_pause_sent(int traffic_class) {
-    ++rare_[static_cast<std::size_t>(traffic_class)].pauses_sent;
-  }
+
+  // Sends the peer a pause frame of `frame_bytes` for `traffic_class`, taken from `packets`
+  // (quanta 0 resumes the class), and counts it.
+  void send_pause(PacketPool& packets, int traffic_class, std::uint16_t quanta,
+                  std::int32_t frame_bytes);
   // Payload bytes of data packets queued or being serialized here (conservation checks only).
   [[nodiscard]] std::int64_t data_payload_held() const;
   // Packet-hops: every packet whose serialization onto the link completed.

@@ -83,13 +83,7 @@ void Switch::on_departure(Packet* packet, std::uint16_t /*port*/) {
 }
 
 void Switch::send_pause(std::uint16_t port, int traffic_class, std::uint16_t quanta) {
-  Packet* frame = packets_.acquire();
-  frame->kind = PacketKind::kPause;
-  frame->priority = static_cast<std::uint8_t>(traffic_class);
-  frame->pause_quanta = quanta;
-  frame->size_bytes = kPauseFrameBytes;
-  ports_[port].count_pause_sent(traffic_class);
-  ports_[port].enqueue(frame);
+  ports_[port].send_pause(packets_, traffic_class, quanta, kPauseFrameBytes);
 }
 
 void Switch::schedule_refresh(std::uint16_t port, int traffic_class) {

@@ -337,13 +337,8 @@ void Nic::update_pause() {
 }
 
 void Nic::send_pause(int traffic_class, std::uint16_t quanta) {
-  Packet* frame = packets_.acquire();
-  frame->kind = PacketKind::kPause;
-  frame->priority = static_cast<std::uint8_t>(traffic_class);
-  frame->pause_quanta = quanta;
-  frame->size_bytes = static_cast<std::int32_t>(config_.control_frame.count());
-  port_.count_pause_sent(traffic_class);
-  port_.enqueue(frame);
+  port_.send_pause(packets_, traffic_class, quanta,
+                   static_cast<std::int32_t>(config_.control_frame.count()));
 }
 
 void Nic::refresh_pause(std::uint64_t class_and_generation) {
