@@ -3,6 +3,7 @@
 namespace lockstep {
 
 RunOutcome Simulator::run(Time limit) {
+  LOCKSTEP_CHECK(limit >= now_, now_, "simulator", "run limit lies before the clock");
   stop_requested_ = false;
   std::uint64_t until_monitor = monitor_period_;
   Event event{};

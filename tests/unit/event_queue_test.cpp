@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <set>
 #include <tuple>
 #include <vector>
 
@@ -55,6 +56,71 @@ TEST_CASE("pops come out in (time, phase, insertion) order for random interleavi
   std::sort(expected.begin(), expected.end());
   // Pushes land strictly after the last pop, so the whole pop sequence is the sorted key set.
   CHECK(got == expected);
+}
+
+// Replays random pushes and limited pops against a sorted reference. Delays span the slot in hand
+// (picoseconds), the ring (nanoseconds to microseconds), the edge of its horizon (4.19 us) and
+// beyond it (up to 50 us), and the limits fall anywhere, so every path between them is taken many
+// times.
+TEST_CASE("pops match a sorted reference across the slot, the ring and beyond, with limits") {
+  EventQueue queue;
+  RandomStream rng(11);
+  using Key = std::tuple<std::int64_t, std::uint64_t>;  // (time, order)
+  std::set<Key> pending;
+  std::int64_t now = 0;
+  std::uint64_t inserted = 0;
+  struct Delays {
+    std::int64_t from;
+    std::uint64_t spread;
+  };
+  const Delays delays[] = {
+      {0, 100}, {0, 5'000}, {0, 2'000'000}, {4'180'000, 20'000}, {0, 50'000'000}};
+  for (int round = 0; round < 200'000; ++round) {
+    if (rng.below(2) == 0) {
+      const Delays& d = delays[rng.below(5)];
+      const std::int64_t at = now + d.from + static_cast<std::int64_t>(rng.below(d.spread));
+      const auto phase = static_cast<Phase>(rng.below(3) * 100);
+      queue.push(Time::from_ps(at), phase, nullptr, nullptr, inserted);
+      pending.emplace(at, (static_cast<std::uint64_t>(phase) << Event::kSequenceBits) | inserted);
+      ++inserted;
+      continue;
+    }
+    if (queue.empty()) continue;
+    const std::int64_t limit = now + static_cast<std::int64_t>(rng.below(3'000'000));
+    const auto earliest = pending.begin();
+    Event e{};
+    const bool popped = queue.pop_not_after(Time::from_ps(limit), e);
+    REQUIRE(popped == (std::get<0>(*earliest) <= limit));
+    if (popped) {
+      CHECK(Key{e.at.ps(), e.order} == *earliest);
+      now = e.at.ps();
+      pending.erase(earliest);
+    } else {
+      now = limit;
+    }
+    REQUIRE(queue.size() == pending.size());
+  }
+  for (const Key& expected : pending) {
+    const Event e = queue.pop();
+    REQUIRE(Key{e.at.ps(), e.order} == expected);
+  }
+  CHECK(queue.empty());
+}
+
+TEST_CASE("a periodic event far apart from the rest comes round the ring many times in order") {
+  EventQueue queue;
+  std::vector<std::uint64_t> fired;
+  // 3 us apart: most of the ring's horizon between them, so the ring wraps every event or two.
+  for (std::uint64_t i = 0; i < 2'000; ++i) {
+    queue.push(Time::from_ps(static_cast<std::int64_t>(i) * 3'000'000), Phase::kNormal, record,
+               &fired, i);
+  }
+  queue.push(Time::from_ps(1), Phase::kNormal, record, &fired, 9'999);
+  while (!queue.empty()) queue.pop().fire();
+  REQUIRE(fired.size() == 2'001);
+  CHECK(fired[0] == 0);
+  CHECK(fired[1] == 9'999);
+  for (std::size_t i = 2; i < fired.size(); ++i) CHECK(fired[i] == i - 1);
 }
 
 }  // namespace
