@@ -124,13 +124,20 @@ class EventQueue {
     __builtin_prefetch(reinterpret_cast<const void*>(e.arg));
   }
 
+  // Inlined into every schedule: the ring takes nearly all events, the rest go out of line.
   void place(const Event& e) {
     const std::uint64_t slot = slot_of(e.at);
     assert(slot >= current_slot_);
+    if (slot - current_slot_ - 1 < kSlots - 1) [[likely]] {
+      put_in_ring(slot, e);
+    } else {
+      place_outside_ring(slot, e);
+    }
+  }
+
+  [[gnu::noinline]] void place_outside_ring(std::uint64_t slot, const Event& e) {
     if (slot == current_slot_) {
       insert_in_current(e);
-    } else if (slot - current_slot_ < kSlots) {
-      put_in_ring(slot, e);
     } else {
       beyond_.push_back(e);
       std::push_heap(beyond_.begin(), beyond_.end(), LaterFirst{});
@@ -153,14 +160,18 @@ class EventQueue {
 
   std::uint32_t allocate_chunk() {
     std::uint32_t chunk = free_;
-    if (chunk != kNone) {
+    if (chunk != kNone) [[likely]] {
       free_ = chunks_[chunk].next;
     } else {
-      chunk = static_cast<std::uint32_t>(chunks_.size());
-      chunks_.emplace_back();
+      chunk = grow_chunks();
     }
     chunks_[chunk].count = 0;
     return chunk;
+  }
+
+  [[gnu::noinline]] std::uint32_t grow_chunks() {
+    chunks_.emplace_back();
+    return static_cast<std::uint32_t>(chunks_.size() - 1);
   }
 
   // Moves the events of ring slot `index` into current_ and frees their chunks.
@@ -204,7 +215,7 @@ class EventQueue {
     const std::uint64_t index = current_slot_ % kSlots;
     take_slot(index);
     vacate(index);
-    std::sort(current_.begin(), current_.end(), LaterFirst{});
+    if (current_.size() > 1) std::sort(current_.begin(), current_.end(), LaterFirst{});
     const std::size_t n = current_.size();
     for (std::size_t i = n - std::min(n, kPrefetchAhead); i < n; ++i) prefetch(current_[i]);
     return true;
