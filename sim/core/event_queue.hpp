@@ -252,6 +252,7 @@ class EventQueue {
         here != 0) {
       index = word * kWordBits + static_cast<std::uint64_t>(std::countr_zero(here));
     } else {
+      // (The last word has none after it, and a shift by 64 would be undefined.)
       const std::uint64_t later_words =
           word + 1 == kWordBits ? 0 : occupied_summary_ & (~std::uint64_t{0} << (word + 1));
       const std::uint64_t words = later_words != 0 ? later_words : occupied_summary_;
