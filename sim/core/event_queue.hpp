@@ -7,14 +7,14 @@
 // next 4.2 us. An event in that horizon is appended, unsorted, to its slot; the earliest occupied
 // slot is found with two bit scans and sorted when the clock reaches it. Events beyond the horizon
 // (timers, sampling) wait in a binary heap and join the ring when it comes within reach of them.
-// An event is thus written into its slot once and copied once more, where the radix heap this
-// replaced moved each event 4-5 times. And because the slot in hand is sorted, the events due
-// next are known several ahead: their targets and arguments (mostly packets) are fetched from
-// memory while the earlier ones run, which at a thousand hosts, with tens of megabytes of packets
-// in flight, is much of an event's cost. Measured on Perm-1024 (1000 B): 28% faster than the radix
-// heap; in the hold model (tests/bench/event_queue_bench) 1.2-1.6x faster at 10^3-10^4 pending and
-// even at 10^6. Slots are chunks from a pool and vectors keep their capacity, so once warmed up,
-// pushing and popping allocate nothing.
+// An event within the horizon is thus written into its slot once and copied once more, where the
+// radix heap this replaced moved each event 4-5 times. And because the slot in hand is sorted, the
+// events due next are known several ahead: their targets and arguments (mostly packets) are fetched
+// from memory while the earlier ones run, which at a thousand hosts, with tens of megabytes of
+// packets in flight, is much of an event's cost. Measured on Perm-1024 (1000 B): 28% faster than
+// the radix heap; in the hold model (tests/bench/event_queue_bench) 1.2-1.6x faster at 10^3-10^4
+// pending and even at 10^6. Slots are chunks from a pool and vectors keep their capacity, so once
+// warmed up, pushing and popping allocate nothing.
 #pragma once
 
 #include <algorithm>
@@ -72,22 +72,34 @@ class EventQueue {
   }
 
   // Removes the earliest event into `out`, unless it lies after `limit`; the queue must not be
-  // empty. When nothing is left up to `limit`, pushes from `limit` on become valid (the caller's
-  // clock moves to the limit).
+  // empty and `limit` must not precede the last event popped. When nothing is left up to `limit`,
+  // pushes from `limit` on become valid (the caller's clock moves to the limit).
   [[nodiscard]] bool pop_not_after(Time limit, Event& out) {
-    if (current_.empty() && !advance(slot_of(limit))) return false;
-    if (current_.back().at > limit) return false;
-    out = current_.back();
-    current_.pop_back();
+    if (current_slot_empty() && !advance(slot_of(limit))) return false;
+    const bool from_late =
+        !late_.empty() && (next_ == current_.size() || late_.front().runs_before(current_[next_]));
+    const Event& earliest = from_late ? late_.front() : current_[next_];
+    if (earliest.at > limit) return false;
+    out = earliest;
     --size_;
-    if (current_.size() >= kPrefetchAhead) {
-      prefetch(current_[current_.size() - kPrefetchAhead]);
+    if (from_late) {
+      std::pop_heap(late_.begin(), late_.end(), LaterFirst{});
+      late_.pop_back();
+      return true;
+    }
+    ++next_;
+    if (next_ + kPrefetchAhead <= current_.size()) {
+      prefetch(current_[next_ + kPrefetchAhead - 1]);
     } else if (occupied_summary_ != 0) {
-      // The slot in hand runs out within the window: what follows is in the next occupied slot,
-      // not yet sorted, so fetch for all of it if it is short.
-      const std::uint32_t chunk = ring_[next_occupied_slot() % kSlots];
-      const Chunk& c = chunks_[chunk];
+      // The slot in hand runs out within the window: fetch for the events last added to the next
+      // occupied slot (its first chunk), which is not sorted yet.
+      const Chunk& c = chunks_[ring_[next_occupied_slot() % kSlots]];
       for (std::uint32_t i = 0; i < c.count; ++i) prefetch(c.events[i]);
+    }
+    if (next_ >= kCompactAfter && 2 * next_ >= current_.size()) {
+      // A long run of events scheduled into the slot in hand: drop the ones already taken.
+      current_.erase(current_.begin(), current_.begin() + static_cast<std::ptrdiff_t>(next_));
+      next_ = 0;
     }
     return true;
   }
@@ -104,13 +116,18 @@ class EventQueue {
   static constexpr int kSlotBits = 10;  // 1.024 ns
   static constexpr std::uint64_t kSlots = 4096;
   static constexpr std::uint64_t kWordBits = 64;
+  static_assert(std::has_single_bit(kSlots), "slot arithmetic wraps modulo 2^64");
   static_assert(kSlots % kWordBits == 0 && kSlots <= kWordBits * kWordBits,
                 "one summary word covers the occupancy words");
+  static constexpr std::size_t kCompactAfter = 4096;
   // How many events ahead of the one running to fetch: enough to hide a miss to memory behind the
   // events in between.
   static constexpr std::size_t kPrefetchAhead = 8;
 
-  struct LaterFirst {
+  struct RunsBefore {
+    bool operator()(const Event& a, const Event& b) const { return a.runs_before(b); }
+  };
+  struct LaterFirst {  // makes std's max-heaps min-heaps
     bool operator()(const Event& a, const Event& b) const { return b.runs_before(a); }
   };
 
@@ -188,20 +205,29 @@ class EventQueue {
     }
   }
 
-  // The current slot is kept sorted latest first, so the earliest event is at the back.
+  // An event scheduled into the slot in hand usually runs after everything in it (it has the
+  // latest sequence) and is appended; one that must run before some of it goes to the heap of
+  // late arrivals. Either way a burst of n events at one instant costs n log n at most.
   void insert_in_current(const Event& e) {
-    current_.push_back(e);
-    std::size_t i = current_.size() - 1;
-    while (i > 0 && current_[i - 1].runs_before(e)) {
-      current_[i] = current_[i - 1];
-      --i;
+    if (current_slot_empty() || current_.back().runs_before(e)) {
+      current_.push_back(e);
+    } else {
+      late_.push_back(e);
+      std::push_heap(late_.begin(), late_.end(), LaterFirst{});
     }
-    current_[i] = e;
   }
 
-  // Moves the clock's slot to the next one holding events, unless that lies after `limit_slot`, in
-  // which case it moves to `limit_slot` and returns false. The current slot must be empty.
+  [[nodiscard]] bool current_slot_empty() const {
+    return next_ == current_.size() && late_.empty();
+  }
+
+  // Moves the clock's slot to the next one holding events and takes them in, sorted, unless that
+  // slot lies after `limit_slot`: then the clock's slot moves up to `limit_slot` (never back) and
+  // it returns false. Either way the events the ring's horizon now covers leave the heap. The
+  // current slot must be empty.
   bool advance(std::uint64_t limit_slot) {
+    current_.clear();
+    next_ = 0;
     std::uint64_t next = std::numeric_limits<std::uint64_t>::max();
     if (occupied_summary_ != 0) {
       next = next_occupied_slot();
@@ -215,13 +241,14 @@ class EventQueue {
     const std::uint64_t index = current_slot_ % kSlots;
     take_slot(index);
     vacate(index);
-    if (current_.size() > 1) std::sort(current_.begin(), current_.end(), LaterFirst{});
-    const std::size_t n = current_.size();
-    for (std::size_t i = n - std::min(n, kPrefetchAhead); i < n; ++i) prefetch(current_[i]);
+    if (current_.size() > 1) std::sort(current_.begin(), current_.end(), RunsBefore{});
+    const std::size_t n = std::min(current_.size(), kPrefetchAhead);
+    for (std::size_t i = 0; i < n; ++i) prefetch(current_[i]);
     return true;
   }
 
-  // Brings the events that the ring's horizon now covers out of the heap.
+  // Brings the events that the ring's horizon now covers out of the heap. Only advance() calls it,
+  // so one that falls in the clock's own slot is taken from the ring straight away.
   void admit_from_beyond() {
     while (!beyond_.empty() && slot_of(beyond_.front().at) - current_slot_ < kSlots) {
       std::pop_heap(beyond_.begin(), beyond_.end(), LaterFirst{});
@@ -262,7 +289,11 @@ class EventQueue {
     return current_slot_ + ((index - current_slot_) % kSlots);
   }
 
-  std::vector<Event> current_;  // the clock's slot, sorted latest first
+  // The clock's slot: its events in order from next_ on, and those scheduled into it that run
+  // before some of them.
+  std::vector<Event> current_;
+  std::size_t next_ = 0;
+  std::vector<Event> late_;  // min-heap
   std::uint64_t current_slot_ = 0;
   // Slot s of the horizon is a list of chunks at s % kSlots, the chunks drawn from one pool whose
   // free list hands back the most recently freed (and so cached) chunk first. Chunks of several

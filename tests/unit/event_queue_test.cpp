@@ -107,6 +107,30 @@ TEST_CASE("pops match a sorted reference across the slot, the ring and beyond, w
   CHECK(queue.empty());
 }
 
+TEST_CASE("a burst of events at the instant in hand runs in phase and insertion order") {
+  EventQueue queue;
+  std::vector<std::uint64_t> fired;
+  queue.push(Time::from_ps(7), Phase::kNormal, record, &fired, 0);
+  (void)queue.pop();
+  // As when every flow of a large all-to-all starts at once: 60,000 events scheduled at the
+  // clock's own instant, the phases mixed so that many must run before ones already queued.
+  const Phase phases[] = {Phase::kObserve, Phase::kNormal, Phase::kFirst};
+  for (std::uint64_t i = 0; i < 60'000; ++i) {
+    queue.push(Time::from_ps(7), phases[i % 3], record, &fired, i);
+  }
+  // And one later in the same slot, which all of them precede.
+  queue.push(Time::from_ps(8), Phase::kFirst, record, &fired, 99'999'999);
+  while (!queue.empty()) queue.pop().fire();
+  REQUIRE(fired.size() == 60'001);
+  for (std::size_t i = 0; i < 60'000; ++i) {
+    // kFirst (i % 3 == 2) first, then kNormal (1), then kObserve (0), each in insertion order.
+    const std::uint64_t group = i / 20'000;
+    const std::uint64_t expected = 3 * (i % 20'000) + (2 - group);
+    REQUIRE(fired[i] == expected);
+  }
+  CHECK(fired.back() == 99'999'999);
+}
+
 TEST_CASE("a periodic event far apart from the rest comes round the ring many times in order") {
   EventQueue queue;
   std::vector<std::uint64_t> fired;
