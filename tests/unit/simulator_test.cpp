@@ -99,6 +99,21 @@ TEST_CASE("scheduling into the past is an invariant violation naming the time") 
   }
 }
 
+TEST_CASE("a run limit before the clock is an invariant violation, since time cannot go back") {
+  Simulator sim;
+  Recorder r{sim, {}};
+  sim.schedule<&Recorder::tick>(Time::from_ps(5'000), &r);
+  CHECK(sim.run() == RunOutcome::kDrained);
+  try {
+    (void)sim.run(Time::from_ps(1'000));
+    FAIL("expected an invariant violation");
+  } catch (const InvariantViolation& e) {
+    CHECK(e.at().ps() == 5'000);
+    CHECK(std::string(e.what()) ==
+          "invariant violated at t=5ns in simulator: run limit lies before the clock");
+  }
+}
+
 struct CountingMonitor final : RunMonitor {
   int calls = 0;
   int stop_after = -1;
