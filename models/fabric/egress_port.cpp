@@ -26,7 +26,7 @@ void EgressPort::enqueue(Packet* packet) {
     queue.max_bytes = std::max(queue.max_bytes, queue.fifo.bytes());
     nonempty_ |= 1U << c;
   }
-  if (in_transmission_ == nullptr) start_next();
+  if (!transmitting_) start_next();
 }
 
 Packet* EgressPort::next_packet() {
@@ -49,20 +49,23 @@ Packet* EgressPort::next_packet() {
 }
 
 void EgressPort::start_next() {
-  in_transmission_ = next_packet();
-  if (in_transmission_ == nullptr) return;
-  // The packet rides as the event's argument, so the event loop prefetches it with the port.
-  sim_.schedule_in<&EgressPort::finish_transmission>(
-      tx_time(Bytes(in_transmission_->size_bytes), rate_), this, in_transmission_);
+  Packet* packet = next_packet();
+  transmitting_ = packet != nullptr;
+  if (!transmitting_) return;
+  const bool control = is_control(packet->kind);
+  in_transmission_ = Departure{packet->size_bytes, packet->ingress_port, packet->priority, control};
+  const Duration serialization = tx_time(Bytes(packet->size_bytes), rate_);
+  const Packet* expected_next = control ? control_.front() : data_[packet->priority].fifo.front();
+  link_.carry(packet, serialization);
+  sim_.schedule_in<&EgressPort::finish_transmission>(serialization, this, expected_next);
 }
 
-void EgressPort::finish_transmission(Packet* packet) {
-  in_transmission_ = nullptr;
-  link_.carry(packet);
+void EgressPort::finish_transmission(const Packet* /*expected_next*/) {
+  const Departure departed = in_transmission_;
   start_next();
   // Last: the owner may enqueue (a NIC refills, a switch sends XON), which must find the port's
   // state settled.
-  owner_.on_departure(packet, index_);
+  owner_.on_departure(departed, index_);
 }
 
 void EgressPort::apply_pause(int traffic_class, std::uint16_t quanta) {
@@ -76,7 +79,7 @@ void EgressPort::apply_pause(int traffic_class, std::uint16_t quanta) {
   rare.pause_started = now;
   paused_until = now + tx_time(Bytes(kBytesPerQuantum * quanta), rate_);
   if (quanta == 0) {
-    if (in_transmission_ == nullptr) start_next();
+    if (!transmitting_) start_next();
     return;
   }
   sim_.schedule<&EgressPort::on_pause_expired>(paused_until, this,
@@ -86,7 +89,7 @@ void EgressPort::apply_pause(int traffic_class, std::uint16_t quanta) {
 void EgressPort::on_pause_expired(std::uint64_t traffic_class) {
   // A later frame may have extended or ended the pause; only a real expiry restarts the class.
   if (data_[traffic_class].paused_until != sim_.now()) return;
-  if (in_transmission_ == nullptr) start_next();
+  if (!transmitting_) start_next();
 }
 
 void EgressPort::send_pause(PacketPool& packets, int traffic_class, std::uint16_t quanta,
@@ -107,14 +110,14 @@ void EgressPort::count_drop(int traffic_class, std::int64_t bytes) {
 }
 
 bool EgressPort::leaving(const PacketFifo& fifo) const {
-  if (in_transmission_ == nullptr) return false;
-  if (is_control(in_transmission_->kind)) return &fifo == &control_;
-  return &fifo == &data_[in_transmission_->priority].fifo;
+  if (!transmitting_) return false;
+  if (in_transmission_.control) return &fifo == &control_;
+  return &fifo == &data_[in_transmission_.traffic_class].fifo;
 }
 
 PortCounters EgressPort::counters() const {
   auto bytes_sent = [&](const PacketFifo& fifo) {
-    return fifo.bytes_pushed() - fifo.bytes() - (leaving(fifo) ? in_transmission_->size_bytes : 0);
+    return fifo.bytes_pushed() - fifo.bytes() - (leaving(fifo) ? in_transmission_.size_bytes : 0);
   };
   PortCounters counters;
   for (std::size_t c = 0; c < data_.size(); ++c) {
@@ -137,16 +140,13 @@ PortCounters EgressPort::counters() const {
 std::int64_t EgressPort::packets_transmitted() const {
   std::int64_t packets = control_.popped();
   for (const Queue& queue : data_) packets += queue.fifo.popped();
-  return packets - (in_transmission_ != nullptr ? 1 : 0);
+  return packets - (transmitting_ ? 1 : 0);
 }
 
 std::int64_t EgressPort::data_payload_held() const {
   std::int64_t bytes = 0;
   for (const Queue& queue : data_) {
     for (const Packet* p = queue.fifo.front(); p != nullptr; p = p->next) bytes += p->payload_bytes;
-  }
-  if (in_transmission_ != nullptr && in_transmission_->kind == PacketKind::kData) {
-    bytes += in_transmission_->payload_bytes;
   }
   return bytes;
 }

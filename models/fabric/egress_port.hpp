@@ -2,10 +2,14 @@
 // per-class pause. Control frames (ACK, NACK, CNP, pause) go first, in their own never-paused
 // queue; data classes are served in strict priority, highest class first. A packet's transmission,
 // once started, completes even if a pause arrives (802.1Qbb pauses the next frame, not the current
-// one). Pause time is counted in quanta of 512 bit times at this port's rate. One event per packet:
-// the end of its serialization, when it is handed to the link and the owner learns it left. The
-// port owns the link it transmits on. At scale a port is cold whenever its next packet comes, so
-// its layout is counted in cache lines: the link and the transmission in progress; the rest of what
+// one). Pause time is counted in quanta of 512 bit times at this port's rate. A packet is handed to
+// the link when its serialization starts, to arrive a serialization time plus the propagation delay
+// later, and one event per packet marks the end of its serialization, when the owner learns that it
+// left and the next one starts. That event never touches the packet that left: what the owner needs
+// of it is kept in the port, and the event carries the packet expected next instead, so the event
+// loop fetches it ahead (at scale a packet that waited in a queue is a miss to memory). The port
+// owns the link it transmits on. At scale a port is cold whenever its next packet comes, so its
+// layout is counted in cache lines: the link and the transmission in progress; the rest of what
 // every packet touches, with the control queue; then one line per data class, its queue with its
 // counters. Bytes and packets sent are derived from what each queue took in, so a departure
 // updates no counter line.
@@ -22,13 +26,20 @@
 
 namespace lockstep {
 
-class EgressPort;
+// What the owner of a port learns of a packet whose last bit left: by then the packet is on the
+// link, perhaps already arrived and gone (zero delay), so this is a copy taken when it started.
+struct Departure {
+  std::int32_t size_bytes = 0;
+  std::uint16_t ingress_port = 0;
+  std::uint8_t traffic_class = 0;
+  bool control = false;
+};
 
 // Told when a packet has left one of its ports (a switch frees buffer; a NIC refills).
 class PortOwner {
  public:
   virtual ~PortOwner() = default;
-  virtual void on_departure(Packet* packet, std::uint16_t port) = 0;
+  virtual void on_departure(const Departure& departure, std::uint16_t port) = 0;
 };
 
 class alignas(64) EgressPort {
@@ -67,7 +78,8 @@ class alignas(64) EgressPort {
   // (quanta 0 resumes the class), and counts it.
   void send_pause(PacketPool& packets, int traffic_class, std::uint16_t quanta,
                   std::int32_t frame_bytes);
-  // Payload bytes of data packets queued or being serialized here (conservation checks only).
+  // Payload bytes of data packets queued here (conservation checks only; a packet being serialized
+  // is already on the link).
   [[nodiscard]] std::int64_t data_payload_held() const;
   // Packet-hops: every packet whose serialization onto the link completed.
   [[nodiscard]] std::int64_t packets_transmitted() const;
@@ -92,7 +104,8 @@ class alignas(64) EgressPort {
   static constexpr std::uint32_t kControlBit = 1U << kTrafficClasses;
 
   void start_next();
-  void finish_transmission(Packet* packet);
+  // `expected_next` is only fetched ahead by the event loop: the head of the queue served last.
+  void finish_transmission(const Packet* expected_next);
   void on_pause_expired(std::uint64_t traffic_class);
   [[nodiscard]] Packet* next_packet();
   // What is sent counts as what a queue took in less what it still holds and what is leaving it.
@@ -100,8 +113,9 @@ class alignas(64) EgressPort {
 
   // First cache line: the link and the transmission in progress.
   Link link_;
-  Packet* in_transmission_ = nullptr;
+  Departure in_transmission_;
   std::uint16_t index_;
+  bool transmitting_ = false;
   std::uint32_t nonempty_ = 0;  // bit c set when data_[c] holds packets; kControlBit for control_
   // Second: the rest of what every packet touches, and the control queue.
   Simulator& sim_;

@@ -1,10 +1,10 @@
-// One direction of a cable: packets that finished serialization at the sending port propagate for a
-// fixed delay and arrive in order. The in-flight packets wait in a FIFO and only the head has an
+// One direction of a cable: a packet is put on it when its serialization starts at the sending
+// port and arrives whole (store and forward) a serialization time plus a fixed delay later, in
+// order. The in-flight packets wait in a FIFO and only the head has an
 // event pending (htsim's trick), so the event set grows with links, not with packets in flight.
 // The FIFO is chained through the packets, each holding the arrival time of the one behind it, and
 // the pending event carries its packet: an arrival touches only the packet arriving (which the
 // event loop prefetches) and never one sent later, which at scale would be a cache miss per hop.
-// Store and forward: a packet is handed on only once its last bit has arrived.
 #pragma once
 
 #include <cstdint>
@@ -33,9 +33,9 @@ class Link {
     receiver_port_ = receiver_port;
   }
 
-  // The last bit of `packet` left the sender now.
-  void carry(Packet* packet) {
-    const Time arrives_at = sim_.now() + delay_;
+  // The first bit of `packet` leaves the sender now and its last after `serialization`.
+  void carry(Packet* packet, Duration serialization) {
+    const Time arrives_at = sim_.now() + serialization + delay_;
     packet->next = nullptr;
     if (tail_ == nullptr) {
       head_ = packet;
@@ -47,14 +47,13 @@ class Link {
     tail_ = packet;
   }
 
-  // Data bytes propagating on this link now (for conservation checks, not the event loop).
+  // Data bytes being serialized onto or propagating on this link now (for conservation checks,
+  // not the event loop).
   [[nodiscard]] std::int64_t data_bytes_in_flight() const;
 
  private:
   void arrive(Packet* packet) {
     head_ = packet->next;
-    // The next arrival is close behind: start fetching its packet (see PacketFifo::pop).
-    __builtin_prefetch(head_, 0, 2);
     if (head_ != nullptr) {
       sim_.schedule<&Link::arrive>(packet->next_arrives_at, this, head_);
     } else {

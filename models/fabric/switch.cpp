@@ -70,11 +70,11 @@ void Switch::receive(Packet* packet, std::uint16_t ingress_port) {
   out.enqueue(packet);
 }
 
-void Switch::on_departure(Packet* packet, std::uint16_t /*port*/) {
-  if (is_control(packet->kind)) return;
-  const std::uint16_t ingress = packet->ingress_port;
-  const int c = packet->priority;
-  buffer_.release(ingress, c, packet->size_bytes);
+void Switch::on_departure(const Departure& departure, std::uint16_t /*port*/) {
+  if (departure.control) return;
+  const std::uint16_t ingress = departure.ingress_port;
+  const int c = departure.traffic_class;
+  buffer_.release(ingress, c, departure.size_bytes);
   if (xoff_sent_[slot(ingress, c)] && buffer_.below_xon(ingress, c)) {
     xoff_sent_[slot(ingress, c)] = 0;
     ++refresh_generation_[slot(ingress, c)];

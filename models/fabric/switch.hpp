@@ -28,7 +28,7 @@ class Switch final : public PacketReceiver, public PortOwner {
          const std::vector<BitRate>& rates, std::vector<Bytes> headroom);
 
   void receive(Packet* packet, std::uint16_t ingress_port) override;
-  void on_departure(Packet* packet, std::uint16_t port) override;
+  void on_departure(const Departure& departure, std::uint16_t port) override;
 
   [[nodiscard]] std::size_t port_count() const { return ports_.size(); }
   [[nodiscard]] EgressPort& port(std::size_t i) { return ports_[i]; }

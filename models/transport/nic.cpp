@@ -187,8 +187,8 @@ void Nic::take_into_host() {
   packets_.release(packet);
 }
 
-void Nic::on_departure(Packet* packet, std::uint16_t /*port*/) {
-  if (packet->kind == PacketKind::kData) try_send();
+void Nic::on_departure(const Departure& departure, std::uint16_t /*port*/) {
+  if (!departure.control) try_send();
 }
 
 void Nic::on_data(Packet* packet) {
