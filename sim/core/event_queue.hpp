@@ -7,14 +7,15 @@
 // next 4.2 us. An event in that horizon is appended, unsorted, to its slot; the earliest occupied
 // slot is found with two bit scans and sorted when the clock reaches it. Events beyond the horizon
 // (timers, sampling) wait in a binary heap and join the ring when it comes within reach of them.
-// An event within the horizon is thus written into its slot once and copied once more, where the
-// radix heap this replaced moved each event 4-5 times. And because the slot in hand is sorted, the
-// events due next are known several ahead: their targets and arguments (mostly packets) are fetched
-// from memory while the earlier ones run, which at a thousand hosts, with tens of megabytes of
-// packets in flight, is much of an event's cost. Measured on Perm-1024 (1000 B): 28% faster than
-// the radix heap; in the hold model (tests/bench/event_queue_bench) 1.2-1.6x faster at 10^3-10^4
-// pending and level with it at 10^6. Slots are chunks from a pool and vectors keep their capacity,
-// so once warmed up, pushing and popping allocate nothing.
+// An event within the horizon is thus written into its slot once and then copied twice, within
+// the cache, as its slot is sorted, where the radix heap this replaced moved each event 4-5 times.
+// And because the slot in hand is sorted, the events due next are known several ahead: their
+// targets and arguments (mostly packets) are fetched from memory while the earlier ones run, which
+// at a thousand hosts, with tens of megabytes of packets in flight, is much of an event's cost.
+// Measured on Perm-1024 (1000 B): 28% faster than the radix heap; in the hold model
+// (tests/bench/event_queue_bench) 1.2-1.6x faster at 10^3-10^4 pending and level with it at 10^6.
+// Slots are chunks from a pool and vectors keep their capacity, so once warmed up, pushing and
+// popping allocate nothing.
 #pragma once
 
 #include <algorithm>
@@ -26,6 +27,7 @@
 #include <limits>
 #include <vector>
 
+#include "sim/core/check.hpp"
 #include "sim/core/time.hpp"
 
 namespace lockstep {
@@ -45,7 +47,7 @@ using EventFn = void (*)(void* target, std::uint64_t arg);
 
 struct Event {
   Time at;
-  std::uint64_t order;  // phase in the top 8 bits, insertion sequence below
+  std::uint64_t order;  // the phase above the insertion sequence, in the low 54 bits
   EventFn fn;
   void* target;
   std::uint64_t arg;
@@ -55,7 +57,9 @@ struct Event {
   [[nodiscard]] bool runs_before(const Event& other) const {
     return at < other.at || (at == other.at && order < other.order);
   }
-  static constexpr int kSequenceBits = 56;
+  // 7 * 10^13 events: months of running at ten million a second.
+  static constexpr int kSequenceBits = 46;
+  static constexpr int kOrderBits = kSequenceBits + 8;
 };
 
 class EventQueue {
@@ -65,9 +69,24 @@ class EventQueue {
 
   // `at` must not precede the time of the last event popped.
   void push(Time at, Phase phase, EventFn fn, void* target, std::uint64_t arg) {
+    LOCKSTEP_CHECK(next_sequence_ < kSequenceEnd, at, "event queue",
+                   "more events scheduled than the sequence numbers order");
     const std::uint64_t order =
         (static_cast<std::uint64_t>(phase) << Event::kSequenceBits) | next_sequence_++;
-    place(Event{at, order, fn, target, arg});
+    const std::uint64_t slot = slot_of(at);
+    assert(slot >= current_slot_);
+    if (slot - current_slot_ - 1 < kSlots - 1) [[likely]] {
+      // Field by field into the slot: an event built aside and copied in wide moves would wait for
+      // the narrow stores that built it to drain, behind any store still missing the cache.
+      Event& e = append_in_ring(slot);
+      e.at = at;
+      e.order = order;
+      e.fn = fn;
+      e.target = target;
+      e.arg = arg;
+    } else {
+      place_outside_ring(slot, Event{at, order, fn, target, arg});
+    }
     ++size_;
   }
 
@@ -93,8 +112,8 @@ class EventQueue {
     } else if (occupied_summary_ != 0) {
       // The slot in hand runs out within the window: fetch for the events last added to the next
       // occupied slot (its first chunk), which is not sorted yet.
-      const Chunk& c = chunks_[ring_[next_occupied_slot() % kSlots]];
-      for (std::uint32_t i = 0; i < c.count; ++i) prefetch(c.events[i]);
+      const std::uint32_t chunk = ring_[next_occupied_slot() % kSlots];
+      for (std::uint32_t i = 0; i < links_[chunk].count; ++i) prefetch(chunks_[chunk][i]);
     }
     if (next_ >= kCompactAfter && 2 * next_ >= current_.size()) {
       // A long run of events scheduled into the slot in hand: drop the ones already taken.
@@ -123,9 +142,12 @@ class EventQueue {
   // How many events ahead of the one running to fetch: enough to hide a miss to memory behind the
   // events in between.
   static constexpr std::size_t kPrefetchAhead = 8;
+  static constexpr std::uint64_t kSequenceEnd = std::uint64_t{1} << Event::kSequenceBits;
+  static_assert(kSlotBits + Event::kOrderBits <= 64, "an event's place in its slot is one word");
 
-  struct RunsBefore {
-    bool operator()(const Event& a, const Event& b) const { return a.runs_before(b); }
+  struct PlaceInSlot {
+    std::uint64_t key;
+    std::size_t position;
   };
   struct LaterFirst {  // makes std's max-heaps min-heaps
     bool operator()(const Event& a, const Event& b) const { return b.runs_before(a); }
@@ -141,17 +163,6 @@ class EventQueue {
     __builtin_prefetch(reinterpret_cast<const void*>(e.arg));
   }
 
-  // Inlined into every schedule: the ring takes nearly all events, the rest go out of line.
-  void place(const Event& e) {
-    const std::uint64_t slot = slot_of(e.at);
-    assert(slot >= current_slot_);
-    if (slot - current_slot_ - 1 < kSlots - 1) [[likely]] {
-      put_in_ring(slot, e);
-    } else {
-      place_outside_ring(slot, e);
-    }
-  }
-
   [[gnu::noinline]] void place_outside_ring(std::uint64_t slot, const Event& e) {
     if (slot == current_slot_) {
       insert_in_current(e);
@@ -161,48 +172,70 @@ class EventQueue {
     }
   }
 
-  void put_in_ring(std::uint64_t slot, const Event& e) {
+  // Room for one more event in ring slot `slot`, which is marked occupied.
+  Event& append_in_ring(std::uint64_t slot) {
     const std::uint64_t index = slot % kSlots;
     std::uint32_t chunk = ring_[index];
-    if (chunk == kNone || chunks_[chunk].count == kChunkEvents) {
+    if (chunk == kNone || links_[chunk].count == kChunkEvents) {
       const std::uint32_t fresh = allocate_chunk();
-      chunks_[fresh].next = chunk;
+      links_[fresh].next = chunk;
       ring_[index] = chunk = fresh;
     }
-    Chunk& c = chunks_[chunk];
-    c.events[c.count++] = e;
     occupied_words_[index / kWordBits] |= std::uint64_t{1} << (index % kWordBits);
     occupied_summary_ |= std::uint64_t{1} << (index / kWordBits);
+    return chunks_[chunk][links_[chunk].count++];
   }
 
   std::uint32_t allocate_chunk() {
     std::uint32_t chunk = free_;
     if (chunk != kNone) [[likely]] {
-      free_ = chunks_[chunk].next;
+      free_ = links_[chunk].next;
     } else {
       chunk = grow_chunks();
     }
-    chunks_[chunk].count = 0;
+    links_[chunk].count = 0;
     return chunk;
+  }
+
+  void free_chunk(std::uint32_t chunk) {
+    links_[chunk].next = free_;
+    free_ = chunk;
   }
 
   [[gnu::noinline]] std::uint32_t grow_chunks() {
     chunks_.emplace_back();
+    links_.emplace_back();
     return static_cast<std::uint32_t>(chunks_.size() - 1);
   }
 
-  // Moves the events of ring slot `index` into current_ and frees their chunks.
+  // Moves the events of ring slot `index` into current_, in order, and frees their chunks. All
+  // share the slot, so the picosecond within it and the order make one word to sort by: sorting
+  // those words with the events' positions is several times cheaper than sorting the events.
   void take_slot(std::uint64_t index) {
     std::uint32_t chunk = ring_[index];
     ring_[index] = kNone;
+    if (links_[chunk].count == 1 && links_[chunk].next == kNone) {  // a sparse fabric's usual slot
+      current_.push_back(chunks_[chunk][0]);
+      free_chunk(chunk);
+      return;
+    }
+    taken_.clear();
+    keys_.clear();
     while (chunk != kNone) {
-      Chunk& c = chunks_[chunk];
-      current_.insert(current_.end(), c.events.begin(), c.events.begin() + c.count);
-      const std::uint32_t following = c.next;
-      c.next = free_;
-      free_ = chunk;
+      const ChunkLink& link = links_[chunk];
+      for (std::uint32_t i = 0; i < link.count; ++i) {
+        const Event& e = chunks_[chunk][i];
+        const auto ps_in_slot = static_cast<std::uint64_t>(e.at.ps()) & ((1U << kSlotBits) - 1);
+        keys_.push_back(PlaceInSlot{(ps_in_slot << Event::kOrderBits) | e.order, taken_.size()});
+        taken_.push_back(e);
+      }
+      const std::uint32_t following = link.next;
+      free_chunk(chunk);
       chunk = following;
     }
+    std::sort(keys_.begin(), keys_.end(),
+              [](const PlaceInSlot& a, const PlaceInSlot& b) { return a.key < b.key; });
+    for (const PlaceInSlot& k : keys_) current_.push_back(taken_[k.position]);
   }
 
   // An event scheduled into the slot in hand usually runs after everything in it (it has the
@@ -241,7 +274,6 @@ class EventQueue {
     const std::uint64_t index = current_slot_ % kSlots;
     take_slot(index);
     vacate(index);
-    if (current_.size() > 1) std::sort(current_.begin(), current_.end(), RunsBefore{});
     const std::size_t n = std::min(current_.size(), kPrefetchAhead);
     for (std::size_t i = 0; i < n; ++i) prefetch(current_[i]);
     return true;
@@ -252,7 +284,7 @@ class EventQueue {
   void admit_from_beyond() {
     while (!beyond_.empty() && slot_of(beyond_.front().at) - current_slot_ < kSlots) {
       std::pop_heap(beyond_.begin(), beyond_.end(), LaterFirst{});
-      put_in_ring(slot_of(beyond_.back().at), beyond_.back());
+      append_in_ring(slot_of(beyond_.back().at)) = beyond_.back();
       beyond_.pop_back();
     }
   }
@@ -294,18 +326,25 @@ class EventQueue {
   std::vector<Event> current_;
   std::size_t next_ = 0;
   std::vector<Event> late_;  // min-heap
+  // take_slot's scratch: a slot's events as its chunks hold them, and their order.
+  std::vector<Event> taken_;
+  std::vector<PlaceInSlot> keys_;
   std::uint64_t current_slot_ = 0;
   // Slot s of the horizon is a list of chunks at s % kSlots, the chunks drawn from one pool whose
   // free list hands back the most recently freed (and so cached) chunk first. Chunks of several
-  // events keep a crowded slot contiguous and a sparse one to a line or two.
-  static constexpr std::uint32_t kChunkEvents = 7;
-  struct Chunk {
+  // events keep a crowded slot contiguous and a sparse one to a line or two. A chunk's fill count
+  // and link are kept apart from its events, in a small array that stays cached: a microsecond of
+  // scheduled events is more than the L2 holds, and adding one to a slot then waits on no load
+  // from the chunk's lines, only stores to them.
+  static constexpr std::uint32_t kChunkEvents = 8;
+  using Chunk = std::array<Event, kChunkEvents>;
+  struct ChunkLink {
     std::uint32_t count;
     std::uint32_t next;
-    std::array<Event, kChunkEvents> events;
   };
   static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
   std::vector<Chunk> chunks_;
+  std::vector<ChunkLink> links_;  // one per chunk
   std::uint32_t free_ = kNone;
   std::array<std::uint32_t, kSlots> ring_ = make_empty_ring();
   std::array<std::uint64_t, kSlots / kWordBits> occupied_words_{};
