@@ -1,10 +1,10 @@
 // One direction of a cable: a packet is put on it when its serialization starts at the sending
 // port and arrives whole (store and forward) a serialization time plus a fixed delay later, in
-// order. The in-flight packets wait in a FIFO and only the head has an
-// event pending (htsim's trick), so the event set grows with links, not with packets in flight.
-// The FIFO is chained through the packets, each holding the arrival time of the one behind it, and
-// the pending event carries its packet: an arrival touches only the packet arriving (which the
-// event loop prefetches) and never one sent later, which at scale would be a cache miss per hop.
+// order. The in-flight packets wait in a FIFO and only the head has an event pending (htsim's
+// trick), so the event set grows with links, not with packets in flight. The FIFO is chained
+// through the packets, each holding the arrival time of the one behind it, and the pending event
+// carries its packet: an arrival touches only the packet arriving (which the event loop
+// prefetches) and never one sent later, which at scale would be a cache miss per hop.
 #pragma once
 
 #include <cstdint>
