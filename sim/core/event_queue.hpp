@@ -208,12 +208,13 @@ class EventQueue {
     return static_cast<std::uint32_t>(chunks_.size() - 1);
   }
 
-  // Moves the events of ring slot `index` into current_, in order, and frees their chunks. All
-  // share the slot, so the picosecond within it and the order make one word to sort by: sorting
+  // Moves the events of occupied ring slot `index` into current_, in order, and frees their chunks.
+  // All share the slot, so the picosecond within it and the order make one word to sort by: sorting
   // those words with the events' positions is several times cheaper than sorting the events.
   void take_slot(std::uint64_t index) {
     std::uint32_t chunk = ring_[index];
     ring_[index] = kNone;
+    assert(chunk != kNone);
     if (links_[chunk].count == 1 && links_[chunk].next == kNone) {  // a sparse fabric's usual slot
       current_.push_back(chunks_[chunk][0]);
       free_chunk(chunk);
