@@ -131,6 +131,33 @@ TEST_CASE("a burst of events at the instant in hand runs in phase and insertion 
   CHECK(fired.back() == 99'999'999);
 }
 
+// A slot of the ring is sorted when the clock reaches it, by a key packing the picosecond within
+// the slot above phase and sequence: ties at one picosecond of a later slot, in several chunks,
+// with the phases pushed out of order, must still run by phase and then insertion.
+TEST_CASE("ties in a later slot of the ring run by phase, then insertion") {
+  EventQueue queue;
+  queue.push(Time::from_ps(1), Phase::kNormal, nullptr, nullptr, 0);
+  (void)queue.pop();
+  using Key = std::tuple<std::int64_t, int, std::uint64_t>;  // (time, phase, insertion)
+  std::vector<Key> expected;
+  const Phase phases[] = {Phase::kObserve, Phase::kNormal, Phase::kFirst, Phase::kSettle};
+  // 5,120 ps is the first picosecond of slot 5, 6,143 its last; 6,144 opens slot 6.
+  const std::int64_t times[] = {6'143, 5'120, 5'500, 6'144, 5'120};
+  for (std::uint64_t i = 0; i < 300; ++i) {
+    const std::int64_t at = times[i % 5];
+    const Phase phase = phases[(i / 5) % 4];
+    queue.push(Time::from_ps(at), phase, nullptr, nullptr, i);
+    expected.emplace_back(at, static_cast<int>(phase), i);
+  }
+  std::sort(expected.begin(), expected.end());
+  std::vector<Key> got;
+  while (!queue.empty()) {
+    const Event e = queue.pop();
+    got.emplace_back(e.at.ps(), static_cast<int>(e.phase()), e.arg);
+  }
+  CHECK(got == expected);
+}
+
 TEST_CASE("a periodic event far apart from the rest comes round the ring many times in order") {
   EventQueue queue;
   std::vector<std::uint64_t> fired;
