@@ -53,13 +53,15 @@ std::int64_t SharedBuffer::threshold(double alpha) const {
 }
 
 SharedBuffer::Admission SharedBuffer::admit(std::uint16_t port, int traffic_class,
-                                            std::int64_t bytes) {
+                                            std::int64_t bytes, std::int64_t egress_queue_bytes) {
   ClassUse& u = use(port, traffic_class);
   const bool lossless = config_.pfc.lossless.test(static_cast<std::size_t>(traffic_class));
-  const double alpha = lossless ? config_.pfc.alpha : config_.lossy_alpha;
   const bool fits_shared = shared_used_ + bytes <= shared_size_;
   // Once a lossless class is past its threshold (XOFF sent), it stays in headroom until it drains.
-  if (fits_shared && u.headroom == 0 && u.shared + bytes <= threshold(alpha)) {
+  const bool under_threshold =
+      lossless ? u.headroom == 0 && u.shared + bytes <= threshold(config_.pfc.alpha)
+               : egress_queue_bytes + bytes <= threshold(config_.lossy_alpha);
+  if (fits_shared && under_threshold) {
     u.shared += bytes;
     shared_used_ += bytes;
     return Admission::kShared;

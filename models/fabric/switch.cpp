@@ -45,7 +45,8 @@ void Switch::receive(Packet* packet, std::uint16_t ingress_port) {
   }
   const int c = packet->priority;
   packet->ingress_port = ingress_port;
-  const SharedBuffer::Admission where = buffer_.admit(ingress_port, c, packet->size_bytes);
+  const SharedBuffer::Admission where =
+      buffer_.admit(ingress_port, c, packet->size_bytes, out.queue_bytes(c));
   if (where == SharedBuffer::Admission::kDrop) {
     const bool lossless = config_.pfc.lossless.test(static_cast<std::size_t>(c));
     headroom_overflows_ += lossless ? 1 : 0;

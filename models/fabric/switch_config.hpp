@@ -33,7 +33,7 @@ struct SwitchConfig {
   Bytes buffer = Bytes(32'000'000);
   PfcConfig pfc;
   EcnConfig ecn;
-  // Lossy classes use the same dynamic threshold rule, without headroom.
+  // Lossy classes use the same dynamic threshold rule, without headroom, on the egress queue.
   double lossy_alpha = 1.0 / 8;
 };
 

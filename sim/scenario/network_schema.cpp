@@ -134,7 +134,9 @@ Schema<SwitchConfig> switch_schema() {
   s.section("pfc", &SwitchConfig::pfc, pfc_schema(), "priority flow control (IEEE 802.1Qbb)")
       .section("ecn", &SwitchConfig::ecn, ecn_schema(), "ECN marking (DCQCN's congestion point)")
       .value("lossy_alpha", &SwitchConfig::lossy_alpha, "12.5%",
-             "dynamic threshold of lossy classes, which drop beyond it", above(0.0));
+             "dynamic threshold of lossy classes: an egress queue may hold this share of the free "
+             "shared buffer, and drops beyond it",
+             above(0.0));
   return s;
 }
 
