@@ -12,8 +12,8 @@ constexpr std::int64_t kBytesPerQuantum = 512 / 8;
 }  // namespace
 
 EgressPort::EgressPort(Simulator& sim, BitRate rate, Duration delay, PortOwner& owner,
-                       std::uint16_t index)
-    : link_(sim, delay), index_(index), sim_(sim), rate_(rate), owner_(owner) {}
+                       DepartureNotice notice, std::uint16_t index)
+    : link_(sim, delay), index_(index), notice_(notice), rate_(rate), owner_(owner) {}
 
 void EgressPort::enqueue(Packet* packet) {
   if (is_control(packet->kind)) {
@@ -26,7 +26,17 @@ void EgressPort::enqueue(Packet* packet) {
     queue.max_bytes = std::max(queue.max_bytes, queue.fifo.bytes());
     nonempty_ |= 1U << c;
   }
-  if (!transmitting_) start_next();
+  serve();
+}
+
+void EgressPort::serve() {
+  if (finish_pending_ || nonempty_ == 0) return;
+  if (busy_until_ <= sim().now()) {
+    start_next();
+    return;
+  }
+  finish_pending_ = true;
+  sim().schedule<&EgressPort::finish_transmission>(busy_until_, this, nullptr);
 }
 
 Packet* EgressPort::next_packet() {
@@ -40,7 +50,7 @@ Packet* EgressPort::next_packet() {
     const int c = 31 - std::countl_zero(candidates);  // highest class first
     candidates &= ~(1U << c);
     Queue& queue = data_[static_cast<std::size_t>(c)];
-    if (queue.paused_until > sim_.now()) continue;
+    if (queue.paused_until > sim().now()) continue;
     Packet* next = queue.fifo.pop();
     if (queue.fifo.empty()) nonempty_ &= ~(1U << c);
     return next;
@@ -50,27 +60,32 @@ Packet* EgressPort::next_packet() {
 
 void EgressPort::start_next() {
   Packet* packet = next_packet();
-  transmitting_ = packet != nullptr;
-  if (!transmitting_) return;
+  if (packet == nullptr) return;
   const bool control = is_control(packet->kind);
   in_transmission_ = Departure{packet->size_bytes, packet->ingress_port, packet->priority, control};
   const Duration serialization = tx_time(Bytes(packet->size_bytes), rate_);
+  busy_until_ = sim().now() + serialization;
   const Packet* expected_next = control ? control_.front() : data_[packet->priority].fifo.front();
   link_.carry(packet, serialization);
-  sim_.schedule_in<&EgressPort::finish_transmission>(serialization, this, expected_next);
+  if (notice_ == DepartureNotice::kAtLastBit || nonempty_ != 0) {
+    finish_pending_ = true;
+    sim().schedule<&EgressPort::finish_transmission>(busy_until_, this, expected_next);
+  }
+  // Last: the owner may enqueue (a switch sends XON), which must find the port's state settled.
+  if (notice_ == DepartureNotice::kAtDequeue) owner_.on_departure(in_transmission_, index_);
 }
 
 void EgressPort::finish_transmission(const Packet* /*expected_next*/) {
+  finish_pending_ = false;
   const Departure departed = in_transmission_;
   start_next();
-  // Last: the owner may enqueue (a NIC refills, a switch sends XON), which must find the port's
-  // state settled.
-  owner_.on_departure(departed, index_);
+  // Last, as above (a NIC refills).
+  if (notice_ == DepartureNotice::kAtLastBit) owner_.on_departure(departed, index_);
 }
 
 void EgressPort::apply_pause(int traffic_class, std::uint16_t quanta) {
   const auto c = static_cast<std::size_t>(traffic_class);
-  const Time now = sim_.now();
+  const Time now = sim().now();
   RareCounts& rare = rare_[c];
   Time& paused_until = data_[c].paused_until;
   ++rare.pauses_received;
@@ -79,17 +94,17 @@ void EgressPort::apply_pause(int traffic_class, std::uint16_t quanta) {
   rare.pause_started = now;
   paused_until = now + tx_time(Bytes(kBytesPerQuantum * quanta), rate_);
   if (quanta == 0) {
-    if (!transmitting_) start_next();
+    serve();
     return;
   }
-  sim_.schedule<&EgressPort::on_pause_expired>(paused_until, this,
-                                               static_cast<std::uint64_t>(traffic_class));
+  sim().schedule<&EgressPort::on_pause_expired>(paused_until, this,
+                                                static_cast<std::uint64_t>(traffic_class));
 }
 
 void EgressPort::on_pause_expired(std::uint64_t traffic_class) {
   // A later frame may have extended or ended the pause; only a real expiry restarts the class.
-  if (data_[traffic_class].paused_until != sim_.now()) return;
-  if (!transmitting_) start_next();
+  if (data_[traffic_class].paused_until != sim().now()) return;
+  serve();
 }
 
 void EgressPort::send_pause(PacketPool& packets, int traffic_class, std::uint16_t quanta,
@@ -110,7 +125,7 @@ void EgressPort::count_drop(int traffic_class, std::int64_t bytes) {
 }
 
 bool EgressPort::leaving(const PacketFifo& fifo) const {
-  if (!transmitting_) return false;
+  if (!transmitting()) return false;
   if (in_transmission_.control) return &fifo == &control_;
   return &fifo == &data_[in_transmission_.traffic_class].fifo;
 }
@@ -140,7 +155,7 @@ PortCounters EgressPort::counters() const {
 std::int64_t EgressPort::packets_transmitted() const {
   std::int64_t packets = control_.popped();
   for (const Queue& queue : data_) packets += queue.fifo.popped();
-  return packets - (transmitting_ ? 1 : 0);
+  return packets - (transmitting() ? 1 : 0);
 }
 
 std::int64_t EgressPort::data_payload_held() const {
@@ -155,7 +170,7 @@ Duration EgressPort::paused_time(int traffic_class) const {
   const auto c = static_cast<std::size_t>(traffic_class);
   const RareCounts& rare = rare_[c];
   return rare.paused_before +
-         std::max(Duration(), std::min(data_[c].paused_until, sim_.now()) - rare.pause_started);
+         std::max(Duration(), std::min(data_[c].paused_until, sim().now()) - rare.pause_started);
 }
 
 }  // namespace lockstep

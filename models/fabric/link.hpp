@@ -4,7 +4,9 @@
 // trick), so the event set grows with links, not with packets in flight. The FIFO is chained
 // through the packets, each holding the arrival time of the one behind it, and the pending event
 // carries its packet: an arrival touches only the packet arriving (which the event loop
-// prefetches) and never one sent later, which at scale would be a cache miss per hop.
+// prefetches) and never one sent later, which at scale would be a cache miss per hop. A control
+// frame is handled ahead of data that lands at the same picosecond (Phase::kAhead), so where they
+// meet they are served by priority even at a tie.
 #pragma once
 
 #include <cstdint>
@@ -33,16 +35,20 @@ class Link {
     receiver_port_ = receiver_port;
   }
 
+  [[nodiscard]] Simulator& simulator() const { return sim_; }
+
   // The first bit of `packet` leaves the sender now and its last after `serialization`.
   void carry(Packet* packet, Duration serialization) {
     const Time arrives_at = sim_.now() + serialization + delay_;
+    const bool control = is_control(packet->kind);
     packet->next = nullptr;
     if (tail_ == nullptr) {
       head_ = packet;
-      sim_.schedule<&Link::arrive>(arrives_at, this, packet);
+      schedule_arrival(arrives_at, control, packet);
     } else {
       tail_->next = packet;
       tail_->next_arrives_at = arrives_at;
+      tail_->next_is_control = control;
     }
     tail_ = packet;
   }
@@ -52,10 +58,15 @@ class Link {
   [[nodiscard]] std::int64_t data_bytes_in_flight() const;
 
  private:
+  void schedule_arrival(Time at, bool control, Packet* packet) {
+    sim_.schedule_in_phase<&Link::arrive>(at, control ? Phase::kAhead : Phase::kNormal, this,
+                                          packet);
+  }
+
   void arrive(Packet* packet) {
     head_ = packet->next;
     if (head_ != nullptr) {
-      sim_.schedule<&Link::arrive>(packet->next_arrives_at, this, head_);
+      schedule_arrival(packet->next_arrives_at, packet->next_is_control, head_);
     } else {
       tail_ = nullptr;
     }

@@ -39,7 +39,9 @@ struct alignas(64) Packet {
   // cache on every hop.
   const std::uint16_t* route = nullptr;
   std::uint16_t switches_passed = 0;
-  Time next_arrives_at;    // on a link: when the packet behind this one arrives (Link's FIFO)
+  // On a link (Link's FIFO): when the packet behind this one arrives, and whether it is control.
+  bool next_is_control = false;
+  Time next_arrives_at;
   Packet* next = nullptr;  // FIFO chaining
 };
 // One cache line: at scale, touching packets is what the packet path's cost is made of.

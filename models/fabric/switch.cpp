@@ -26,7 +26,8 @@ Switch::Switch(Simulator& sim, std::int32_t node, const SwitchConfig& config, Pa
       xoff_sent_(delays.size() * kTrafficClasses, 0),
       refresh_generation_(delays.size() * kTrafficClasses, 0) {
   for (std::size_t i = 0; i < delays.size(); ++i) {
-    ports_.emplace_back(sim, rates[i], delays[i], *this, static_cast<std::uint16_t>(i));
+    ports_.emplace_back(sim, rates[i], delays[i], *this, DepartureNotice::kAtDequeue,
+                        static_cast<std::uint16_t>(i));
   }
 }
 

@@ -3,9 +3,10 @@
 // buffer (shared_buffer.hpp), ECN-marked by RED on the egress class queue and queued at the egress
 // port. Pause frames from a neighbour pause the egress port they arrive on; the switch's own
 // XOFF/XON go out of the ingress port that filled up, as real frames on the reverse link, and XOFF
-// is refreshed at half its pause time while the class stays above XON. Zero switching latency
-// (store and forward only, as in the benchmark configuration). Left out: cut-through, control
-// frames' buffer use, and per-queue egress limits.
+// is refreshed at half its pause time while the class stays above XON. A packet's buffer is freed
+// when its transmission starts (egress_port.hpp). Zero switching latency (store and forward only,
+// as in the benchmark configuration). Left out: cut-through, control frames' buffer use, and
+// per-queue egress limits.
 #pragma once
 
 #include <cstdint>

@@ -36,6 +36,9 @@ namespace lockstep {
 // Orders events that fall on the same picosecond: lower phases run first.
 enum class Phase : std::uint8_t {
   kFirst = 0,
+  // Ahead of the rest of an instant: a fabric's control frames arrive before the data that lands
+  // with them, so a port chooses between them by priority even at a tie.
+  kAhead = 64,
   kNormal = 128,
   // State derived from everything that happened at an instant (flow-level rates after all the
   // flows that start or end then), settled once before it is observed.
