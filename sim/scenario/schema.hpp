@@ -10,6 +10,7 @@
 #include <bitset>
 #include <cctype>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -203,21 +204,23 @@ class Schema {
 
   // A nested mapping; absent means all of its defaults.
   template <class Sub>
-  Schema& section(std::string name, Sub Config::*member, Schema<Sub> sub, std::string description) {
+  Schema& section(std::string name, Sub Config::*member, Schema<Sub> sub_schema,
+                  std::string description) {
+    const auto sub = share(std::move(sub_schema));
     Field f;
     f.name = name;
     f.decode = [=](const YAML::Node& node, const YAML::Node& parent, const std::string& path,
                    Config& out, DecodeContext& context) {
-      sub.decode(node.IsDefined() && !node.IsNull() ? node : YAML::Node(), parent, path,
-                 out.*member, context);
+      sub->decode(node.IsDefined() && !node.IsNull() ? node : YAML::Node(), parent, path,
+                  out.*member, context);
     };
     f.encode = [=](const Config& config, YAML::Emitter& emitter) {
       emitter << YAML::Key << name << YAML::Value;
-      sub.encode(config.*member, emitter);
+      sub->encode(config.*member, emitter);
     };
     f.document = [=](const std::string& path, std::vector<KeyDoc>& out) {
       out.push_back(KeyDoc{path, "section", "", description});
-      sub.document(path, out);
+      sub->document(path, out);
     };
     fields_.push_back(std::move(f));
     return *this;
@@ -226,8 +229,9 @@ class Schema {
   // A nested mapping that is there only when the scenario gives it (a feature that is off unless
   // asked for); given empty, it takes all of its defaults.
   template <class Sub>
-  Schema& optional_section(std::string name, std::optional<Sub> Config::*member, Schema<Sub> sub,
-                           std::string description) {
+  Schema& optional_section(std::string name, std::optional<Sub> Config::*member,
+                           Schema<Sub> sub_schema, std::string description) {
+    const auto sub = share(std::move(sub_schema));
     Field f;
     f.name = name;
     f.decode = [=](const YAML::Node& node, const YAML::Node&, const std::string& path, Config& out,
@@ -235,17 +239,17 @@ class Schema {
       (out.*member).reset();
       if (!node.IsDefined()) return;
       Sub value{};
-      sub.decode(node.IsNull() ? YAML::Node() : node, node, path, value, context);
+      sub->decode(node.IsNull() ? YAML::Node() : node, node, path, value, context);
       out.*member = std::move(value);
     };
     f.encode = [=](const Config& config, YAML::Emitter& emitter) {
       if (!(config.*member)) return;
       emitter << YAML::Key << name << YAML::Value;
-      sub.encode(*(config.*member), emitter);
+      sub->encode(*(config.*member), emitter);
     };
     f.document = [=](const std::string& path, std::vector<KeyDoc>& out) {
       out.push_back(KeyDoc{path, "section", "none", description});
-      sub.document(path, out);
+      sub->document(path, out);
     };
     fields_.push_back(std::move(f));
     return *this;
@@ -294,8 +298,9 @@ class Schema {
 
   // A sequence of mappings of one shape; absent means empty.
   template <class Sub>
-  Schema& list(std::string name, std::vector<Sub> Config::*member, Schema<Sub> sub,
+  Schema& list(std::string name, std::vector<Sub> Config::*member, Schema<Sub> sub_schema,
                std::string description) {
+    const auto sub = share(std::move(sub_schema));
     Field f;
     f.name = name;
     f.decode = [=](const YAML::Node& node, const YAML::Node&, const std::string& path, Config& out,
@@ -308,19 +313,19 @@ class Schema {
       }
       for (std::size_t i = 0; i < node.size(); ++i) {
         Sub item{};
-        sub.decode(node[i], node, path + "[" + std::to_string(i) + "]", item, context);
+        sub->decode(node[i], node, path + "[" + std::to_string(i) + "]", item, context);
         (out.*member).push_back(std::move(item));
       }
     };
     f.encode = [=](const Config& config, YAML::Emitter& emitter) {
       if ((config.*member).empty()) return;
       emitter << YAML::Key << name << YAML::Value << YAML::BeginSeq;
-      for (const Sub& item : config.*member) sub.encode(item, emitter);
+      for (const Sub& item : config.*member) sub->encode(item, emitter);
       emitter << YAML::EndSeq;
     };
     f.document = [=](const std::string& path, std::vector<KeyDoc>& out) {
       out.push_back(KeyDoc{path, "list", "empty", description});
-      sub.document(path + "[]", out);
+      sub->document(path + "[]", out);
     };
     fields_.push_back(std::move(f));
     return *this;
@@ -364,6 +369,13 @@ class Schema {
   }
 
  private:
+  // A nested schema is held once and shared by the closures that use it: copied into each, every
+  // level of nesting would triple the copies of everything below it.
+  template <class Sub>
+  [[nodiscard]] static std::shared_ptr<const Schema<Sub>> share(Schema<Sub> sub) {
+    return std::make_shared<const Schema<Sub>>(std::move(sub));
+  }
+
   struct Field {
     std::string name;
     std::function<void(const YAML::Node&, const YAML::Node&, const std::string&, Config&,
