@@ -67,7 +67,7 @@ void EgressPort::start_next() {
   busy_until_ = sim().now() + serialization;
   const Packet* expected_next = control ? control_.front() : data_[packet->priority].fifo.front();
   link_.carry(packet, serialization);
-  if (notice_ == DepartureNotice::kAtLastBit || nonempty_ != 0) {
+  if ((notice_ == DepartureNotice::kAtLastBitOfData && !control) || nonempty_ != 0) {
     finish_pending_ = true;
     sim().schedule<&EgressPort::finish_transmission>(busy_until_, this, expected_next);
   }
@@ -80,7 +80,9 @@ void EgressPort::finish_transmission(const Packet* /*expected_next*/) {
   const Departure departed = in_transmission_;
   start_next();
   // Last, as above (a NIC refills).
-  if (notice_ == DepartureNotice::kAtLastBit) owner_.on_departure(departed, index_);
+  if (notice_ == DepartureNotice::kAtLastBitOfData && !departed.control) {
+    owner_.on_departure(departed, index_);
+  }
 }
 
 void EgressPort::apply_pause(int traffic_class, std::uint16_t quanta) {

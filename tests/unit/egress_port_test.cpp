@@ -75,19 +75,32 @@ TEST_CASE("a switch port hears of a departure as it starts, and has an event onl
   CHECK(port.packets_transmitted() == 3);
 }
 
-TEST_CASE("a NIC port hears of a departure as the last bit leaves") {
+TEST_CASE("a NIC port hears of a data packet as its last bit leaves, and never of control") {
   Simulator sim;
   Owner owner(sim);
   FarEnd far_end(sim);
-  EgressPort port(sim, BitRate::gbps(100), Duration::us(1), owner, DepartureNotice::kAtLastBit, 0);
+  EgressPort port(sim, BitRate::gbps(100), Duration::us(1), owner,
+                  DepartureNotice::kAtLastBitOfData, 0);
   port.link().connect(far_end, 0);
   Packet a = frame(PacketKind::kData, 1'000);
+  Packet ack = frame(PacketKind::kAck, 1'000);
   Packet b = frame(PacketKind::kData, 500);
+  Packet lone_ack = frame(PacketKind::kAck, 1'000);
+  // a starts at once; the ACK, queued after b, still goes before it; 1 ms later an ACK alone.
   port.enqueue(&a);
   port.enqueue(&b);
+  port.enqueue(&ack);
+  Sender sender{port, &lone_ack};
+  sim.schedule<&Sender::enqueue_later>(Time::from_ps(1'000'000 * kNs), &sender);
   CHECK(sim.run() == RunOutcome::kDrained);
-  CHECK(owner.told == Seen{{80 * kNs, 1'000}, {120 * kNs, 500}});
-  CHECK(far_end.arrived == Seen{{80 * kNs + kCable, 1'000}, {120 * kNs + kCable, 500}});
+  CHECK(owner.told == Seen{{80 * kNs, 1'000}, {200 * kNs, 500}});
+  CHECK(far_end.arrived == Seen{{80 * kNs + kCable, 1'000},
+                                {160 * kNs + kCable, 1'000},
+                                {200 * kNs + kCable, 500},
+                                {1'000'080 * kNs + kCable, 1'000}});
+  // Four arrivals, the sender's event, and ends of serialization at 80, 160 and 200 ns: none for
+  // the lone ACK, whose departure no one needs to hear of.
+  CHECK(sim.events_processed() == 8);
 }
 
 TEST_CASE(
