@@ -88,12 +88,12 @@ void EgressPort::finish_transmission(const Packet* /*expected_next*/) {
 void EgressPort::apply_pause(int traffic_class, std::uint16_t quanta) {
   const auto c = static_cast<std::size_t>(traffic_class);
   const Time now = sim().now();
-  RareCounts& rare = rare_[c];
+  RareCounts& counts = rare(traffic_class);
   Time& paused_until = data_[c].paused_until;
-  ++rare.pauses_received;
+  ++counts.pauses_received;
   // Close the interval counted so far; a new one starts now if this frame pauses.
-  rare.paused_before += std::max(Duration(), std::min(paused_until, now) - rare.pause_started);
-  rare.pause_started = now;
+  counts.paused_before += std::max(Duration(), std::min(paused_until, now) - counts.pause_started);
+  counts.pause_started = now;
   paused_until = now + tx_time(Bytes(kBytesPerQuantum * quanta), rate_);
   if (quanta == 0) {
     serve();
@@ -116,14 +116,14 @@ void EgressPort::send_pause(PacketPool& packets, int traffic_class, std::uint16_
   frame->priority = static_cast<std::uint8_t>(traffic_class);
   frame->pause_quanta = quanta;
   frame->size_bytes = frame_bytes;
-  ++rare_[static_cast<std::size_t>(traffic_class)].pauses_sent;
+  ++rare(traffic_class).pauses_sent;
   enqueue(frame);
 }
 
 void EgressPort::count_drop(int traffic_class, std::int64_t bytes) {
-  RareCounts& rare = rare_[static_cast<std::size_t>(traffic_class)];
-  ++rare.dropped_packets;
-  rare.dropped_bytes += bytes;
+  RareCounts& counts = rare(traffic_class);
+  ++counts.dropped_packets;
+  counts.dropped_bytes += bytes;
 }
 
 bool EgressPort::leaving(const PacketFifo& fifo) const {
@@ -139,16 +139,16 @@ PortCounters EgressPort::counters() const {
   PortCounters counters;
   for (std::size_t c = 0; c < data_.size(); ++c) {
     const Queue& queue = data_[c];
-    const RareCounts& rare = rare_[c];
+    const RareCounts counts = rare_counts(c);
     ClassCounters& k = counters.classes[c];
     k.bytes_sent = bytes_sent(queue.fifo);
     k.packets_sent = queue.fifo.popped() - (leaving(queue.fifo) ? 1 : 0);
     k.max_queue_bytes = queue.max_bytes;
-    k.ecn_marked = rare.ecn_marked;
-    k.dropped_packets = rare.dropped_packets;
-    k.dropped_bytes = rare.dropped_bytes;
-    k.pauses_sent = rare.pauses_sent;
-    k.pauses_received = rare.pauses_received;
+    k.ecn_marked = counts.ecn_marked;
+    k.dropped_packets = counts.dropped_packets;
+    k.dropped_bytes = counts.dropped_bytes;
+    k.pauses_sent = counts.pauses_sent;
+    k.pauses_received = counts.pauses_received;
   }
   counters.control_bytes_sent = bytes_sent(control_);
   return counters;
@@ -170,9 +170,9 @@ std::int64_t EgressPort::data_payload_held() const {
 
 Duration EgressPort::paused_time(int traffic_class) const {
   const auto c = static_cast<std::size_t>(traffic_class);
-  const RareCounts& rare = rare_[c];
-  return rare.paused_before +
-         std::max(Duration(), std::min(data_[c].paused_until, sim().now()) - rare.pause_started);
+  const RareCounts counts = rare_counts(c);
+  return counts.paused_before +
+         std::max(Duration(), std::min(data_[c].paused_until, sim().now()) - counts.pause_started);
 }
 
 }  // namespace lockstep

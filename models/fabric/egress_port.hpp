@@ -26,6 +26,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 
 #include "models/fabric/link.hpp"
 #include "models/fabric/packet.hpp"
@@ -85,9 +86,7 @@ class alignas(64) EgressPort {
   // The totals so far.
   [[nodiscard]] PortCounters counters() const;
   // Events the owner decides on, counted here per class.
-  void count_ecn_mark(int traffic_class) {
-    ++rare_[static_cast<std::size_t>(traffic_class)].ecn_marked;
-  }
+  void count_ecn_mark(int traffic_class) { ++rare(traffic_class).ecn_marked; }
   void count_drop(int traffic_class, std::int64_t bytes);
 
   // Sends the peer a pause frame of `frame_bytes` for `traffic_class`, taken from `packets`
@@ -117,6 +116,14 @@ class alignas(64) EgressPort {
     Time pause_started;
     Duration paused_before;  // closed pause intervals
   };
+  [[nodiscard]] RareCounts& rare(int traffic_class) {
+    if (rare_ == nullptr) rare_ = std::make_unique<std::array<RareCounts, kTrafficClasses>>();
+    return (*rare_)[static_cast<std::size_t>(traffic_class)];
+  }
+  // All zero until the first rare event.
+  [[nodiscard]] RareCounts rare_counts(std::size_t traffic_class) const {
+    return rare_ == nullptr ? RareCounts{} : (*rare_)[traffic_class];
+  }
   static constexpr std::uint32_t kControlBit = 1U << kTrafficClasses;
 
   [[nodiscard]] Simulator& sim() const { return link_.simulator(); }
@@ -145,7 +152,9 @@ class alignas(64) EgressPort {
   PacketFifo control_;
   // Then one line per data class.
   std::array<Queue, kTrafficClasses> data_;
-  std::array<RareCounts, kTrafficClasses> rare_;
+  // Allocated when the first of them happens: most ports of a large fabric never mark, drop or
+  // pause, and what a port holds is memory a run must first touch (some 10 us a page here).
+  std::unique_ptr<std::array<RareCounts, kTrafficClasses>> rare_;
 };
 
 }  // namespace lockstep
