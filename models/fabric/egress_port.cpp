@@ -13,7 +13,12 @@ constexpr std::int64_t kBytesPerQuantum = 512 / 8;
 
 EgressPort::EgressPort(Simulator& sim, BitRate rate, Duration delay, PortOwner& owner,
                        DepartureNotice notice, std::uint16_t index)
-    : link_(sim, delay), index_(index), notice_(notice), rate_(rate), owner_(owner) {}
+    : link_(sim, delay),
+      index_(index),
+      notice_(notice),
+      ps_per_byte_(whole_ps_per_byte(rate)),
+      owner_(owner),
+      rate_(rate) {}
 
 void EgressPort::enqueue(Packet* packet) {
   if (is_control(packet->kind)) {
@@ -63,7 +68,9 @@ void EgressPort::start_next() {
   if (packet == nullptr) return;
   const bool control = is_control(packet->kind);
   in_transmission_ = Departure{packet->size_bytes, packet->ingress_port, packet->priority, control};
-  const Duration serialization = tx_time(Bytes(packet->size_bytes), rate_);
+  const Duration serialization = ps_per_byte_ != 0
+                                     ? Duration::ps(std::int64_t{packet->size_bytes} * ps_per_byte_)
+                                     : tx_time(Bytes(packet->size_bytes), rate_);
   busy_until_ = sim().now() + serialization;
   const Packet* expected_next = control ? control_.front() : data_[packet->priority].fifo.front();
   link_.carry(packet, serialization);

@@ -146,12 +146,13 @@ class alignas(64) EgressPort {
   bool finish_pending_ = false;  // an event is due when the wire frees
   std::uint32_t nonempty_ = 0;   // bit c set when data_[c] holds packets; kControlBit for control_
   // Second: the rest of what every packet touches, and the control queue.
-  Time busy_until_;  // the last bit of the packet in transmission leaves then
-  BitRate rate_;
+  Time busy_until_;           // the last bit of the packet in transmission leaves then
+  std::int64_t ps_per_byte_;  // whole_ps_per_byte(rate_)
   PortOwner& owner_;
   PacketFifo control_;
   // Then one line per data class.
   std::array<Queue, kTrafficClasses> data_;
+  BitRate rate_;
   // Allocated when the first of them happens: most ports of a large fabric never mark, drop or
   // pause, and what a port holds is memory a run must first touch (some 10 us a page here).
   std::unique_ptr<std::array<RareCounts, kTrafficClasses>> rare_;

@@ -47,4 +47,13 @@ class BitRate {
   return Duration::ps(static_cast<std::int64_t>((numerator + denominator - 1) / denominator));
 }
 
+// The picoseconds a byte takes at `rate` when they are a whole number (100 Gb/s: 80), else 0.
+// Where whole, tx_time is that many per byte exactly, and a wire that sends a frame per event can
+// multiply instead of divide.
+[[nodiscard]] constexpr std::int64_t whole_ps_per_byte(BitRate rate) {
+  constexpr std::int64_t kPsPerByteSecond = 8'000'000'000'000;
+  assert(rate.bps() > 0);
+  return kPsPerByteSecond % rate.bps() == 0 ? kPsPerByteSecond / rate.bps() : 0;
+}
+
 }  // namespace lockstep

@@ -109,6 +109,18 @@ TEST_CASE("quantities without a unit, with an unknown unit or below resolution a
   CHECK_FALSE(parse_duration("1.2.3us"));
 }
 
+TEST_CASE("where a byte takes whole picoseconds, tx_time is that many per byte, and only there") {
+  CHECK(whole_ps_per_byte(BitRate::gbps(100)) == 80);
+  CHECK(whole_ps_per_byte(BitRate::gbps(400)) == 20);
+  CHECK(whole_ps_per_byte(rate("3.2Tbps")) == 0);  // 2.5 ps
+  CHECK(whole_ps_per_byte(BitRate::gbps(56)) == 0);
+  for (const BitRate r : {BitRate::gbps(25), BitRate::gbps(100), BitRate::gbps(800)}) {
+    for (std::int64_t bytes = 0; bytes <= 9'000; bytes += 7) {
+      CHECK(tx_time(Bytes(bytes), r).ps() == bytes * whole_ps_per_byte(r));
+    }
+  }
+}
+
 // 4 KiB = 32768 bits. At 56 Gb/s: 32768 / 56e9 s = 585142.857... ps, rounded up to 585143 ps.
 // At 3.2 Tb/s: 32768 / 3.2e12 s = 10240 ps exactly.
 TEST_CASE("tx_time is exact and rounds up to the next picosecond") {
