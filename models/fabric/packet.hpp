@@ -18,6 +18,9 @@ enum class PacketKind : std::uint8_t {
   kPause,  // IEEE 802.1Qbb per-priority pause; hop by hop, never routed
 };
 
+// Ends a route (Packet::route_ahead), so that the last switch can read one entry past its own.
+inline constexpr std::uint16_t kRouteEnd = 0xFFFF;
+
 // Control frames (ACK, NACK, CNP, pause) travel in a strict-priority class of their own, ahead of
 // data and never paused, as RoCE deployments configure them.
 [[nodiscard]] constexpr bool is_control(PacketKind kind) { return kind != PacketKind::kData; }
@@ -33,12 +36,13 @@ struct alignas(64) Packet {
   std::uint32_t flow = 0;               // queue pair, network-wide
   std::int32_t payload_bytes = 0;       // data bytes carried (data packets)
   std::uint64_t sequence = 0;           // packet sequence number within the flow
-  // The egress port to take at each switch on the way, and how many switches it has passed: the
-  // flow's ECMP path, looked up once when the flow was set up (its owner keeps the ports). A switch
-  // reads it here, in the packet it holds, rather than in routing tables that at scale miss the
-  // cache on every hop.
-  const std::uint16_t* route = nullptr;
-  std::uint16_t switches_passed = 0;
+  // The flow's ECMP path, looked up once when the flow was set up (its owner keeps the ports, ended
+  // by kRouteEnd): the egress port to take at the next switch, and those at the switches after it.
+  // A switch reads its port here, in the packet it holds, rather than in routing tables that at
+  // scale miss the cache on every hop; and it reads the next switch's from the path while it works,
+  // so that a miss on the path does not delay the load of its own egress port.
+  const std::uint16_t* route_ahead = nullptr;
+  std::uint16_t next_egress = 0;
   // On a link (Link's FIFO): when the packet behind this one arrives, and whether it is control.
   bool next_is_control = false;
   Time next_arrives_at;

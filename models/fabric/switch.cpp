@@ -37,7 +37,8 @@ void Switch::receive(Packet* packet, std::uint16_t ingress_port) {
     packets_.release(packet);
     return;
   }
-  const std::uint16_t egress = packet->route[packet->switches_passed++];
+  const std::uint16_t egress = packet->next_egress;
+  packet->next_egress = *packet->route_ahead++;
   assert(egress < ports_.size());
   EgressPort& out = ports_[egress];
   if (is_control(packet->kind)) {

@@ -33,8 +33,8 @@ struct Flow {
   std::int32_t destination = 0;
   std::uint64_t entropy = 0;
   std::uint8_t traffic_class = 0;
-  // The egress port at each switch on the way (Packet::route): data takes the first, ACKs, NACKs
-  // and CNPs the second.
+  // The egress port at each switch on the way, then kRouteEnd (Packet::route_ahead): data takes the
+  // first, ACKs, NACKs and CNPs the second.
   std::vector<std::uint16_t> route_to_destination;
   std::vector<std::uint16_t> route_to_source;
 

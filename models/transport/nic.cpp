@@ -116,7 +116,8 @@ void Nic::send_data(Flow& flow) {
   packet->size_bytes = packet->payload_bytes + static_cast<std::int32_t>(config_.header.count());
   packet->flow = flow.id;
   packet->sequence = sequence;
-  packet->route = flow.route_to_destination.data();
+  packet->next_egress = flow.route_to_destination.front();
+  packet->route_ahead = flow.route_to_destination.data() + 1;
   if (flow.reaction_point) flow.reaction_point->on_bytes_sent(Bytes(packet->size_bytes));
   flow.next_send_allowed = now + tx_time(Bytes(packet->size_bytes), flow_rate(flow));
   flow.retransmit->arm_in(config_.retransmit_timeout);
@@ -132,7 +133,8 @@ void Nic::send_control(PacketKind kind, const Flow& flow, std::uint64_t sequence
   packet->size_bytes = static_cast<std::int32_t>(config_.control_frame.count());
   packet->flow = flow.id;
   packet->sequence = sequence;
-  packet->route = flow.route_to_source.data();
+  packet->next_egress = flow.route_to_source.front();
+  packet->route_ahead = flow.route_to_source.data() + 1;
   port_.enqueue(packet);
 }
 

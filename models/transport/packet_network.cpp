@@ -9,10 +9,12 @@ namespace lockstep {
 
 namespace {
 
-// A route as packets carry it: the egress port at each switch, after the source NIC's hop.
+// A route as packets carry it: the egress port at each switch, after the source NIC's hop, then
+// kRouteEnd.
 std::vector<std::uint16_t> switch_ports(const std::vector<Hop>& hops) {
   std::vector<std::uint16_t> ports;
   for (std::size_t i = 1; i < hops.size(); ++i) ports.push_back(hops[i].port);
+  ports.push_back(kRouteEnd);
   return ports;
 }
 
