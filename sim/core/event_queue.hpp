@@ -116,7 +116,8 @@ class EventQueue {
     } else if (occupied_summary_ != 0) {
       // The slot in hand runs out within the window: fetch for the events last added to the next
       // occupied slot (its first chunk), which is not sorted yet.
-      const std::uint32_t chunk = ring_[next_occupied_slot() % kSlots];
+      next_slot_ = next_occupied_slot();
+      const std::uint32_t chunk = ring_[next_slot_ % kSlots];
       for (std::uint32_t i = 0; i < links_[chunk].count; ++i) prefetch(chunks_[chunk][i]);
     }
     if (next_ >= kCompactAfter && 2 * next_ >= current_.size()) {
@@ -187,6 +188,7 @@ class EventQueue {
     }
     occupied_words_[index / kWordBits] |= std::uint64_t{1} << (index % kWordBits);
     occupied_summary_ |= std::uint64_t{1} << (index / kWordBits);
+    if (next_slot_ != kUnknownSlot && slot < next_slot_) next_slot_ = slot;
     return chunks_[chunk][links_[chunk].count++];
   }
 
@@ -268,19 +270,21 @@ class EventQueue {
     next_ = 0;
     std::uint64_t next = std::numeric_limits<std::uint64_t>::max();
     if (occupied_summary_ != 0) {
-      next = next_occupied_slot();
+      next = next_slot_ != kUnknownSlot ? next_slot_ : next_occupied_slot();
     } else if (!beyond_.empty()) {
       next = slot_of(beyond_.front().at);
     }
     const bool found = next <= limit_slot;
     current_slot_ = found ? next : std::max(current_slot_, limit_slot);
+    next_slot_ = kUnknownSlot;
     admit_from_beyond();
     if (!found) return false;
     const std::uint64_t index = current_slot_ % kSlots;
     take_slot(index);
     vacate(index);
+    // The first runs now, too soon for a fetch to help.
     const std::size_t n = std::min(current_.size(), kPrefetchAhead);
-    for (std::size_t i = 0; i < n; ++i) prefetch(current_[i]);
+    for (std::size_t i = 1; i < n; ++i) prefetch(current_[i]);
     return true;
   }
 
@@ -335,6 +339,10 @@ class EventQueue {
   std::vector<Event> taken_;
   std::vector<PlaceInSlot> keys_;
   std::uint64_t current_slot_ = 0;
+  // The first occupied slot after the clock's, once pop_not_after has looked it up, kept up to date
+  // by pushes until advance moves there (slots are only vacated by advance); else kUnknownSlot.
+  static constexpr std::uint64_t kUnknownSlot = std::numeric_limits<std::uint64_t>::max();
+  std::uint64_t next_slot_ = kUnknownSlot;
   // Slot s of the horizon is a list of chunks at s % kSlots, the chunks drawn from one pool whose
   // free list hands back the most recently freed (and so cached) chunk first. Chunks of several
   // events keep a crowded slot contiguous and a sparse one to a line or two. A chunk's fill count
