@@ -74,12 +74,14 @@ void EgressPort::start_next() {
   busy_until_ = sim().now() + serialization;
   const Packet* expected_next = control ? control_.front() : data_[packet->priority].fifo.front();
   link_.carry(packet, serialization);
-  if ((notice_ == DepartureNotice::kAtLastBitOfData && !control) || nonempty_ != 0) {
+  if ((notice_ == DepartureNotice::kAtLastBit && !control) || nonempty_ != 0) {
     finish_pending_ = true;
     sim().schedule<&EgressPort::finish_transmission>(busy_until_, this, expected_next);
   }
   // Last: the owner may enqueue (a switch sends XON), which must find the port's state settled.
-  if (notice_ == DepartureNotice::kAtDequeue) owner_.on_departure(in_transmission_, index_);
+  if (notice_ == DepartureNotice::kAtDequeue && !control) {
+    owner_.on_departure(in_transmission_, index_);
+  }
 }
 
 void EgressPort::finish_transmission(const Packet* /*expected_next*/) {
@@ -87,7 +89,7 @@ void EgressPort::finish_transmission(const Packet* /*expected_next*/) {
   const Departure departed = in_transmission_;
   start_next();
   // Last, as above (a NIC refills).
-  if (notice_ == DepartureNotice::kAtLastBitOfData && !departed.control) {
+  if (notice_ == DepartureNotice::kAtLastBit && !departed.control) {
     owner_.on_departure(departed, index_);
   }
 }

@@ -13,7 +13,7 @@
 // at one whose last bit is leaving at that very instant, starts at once. That is most hops of
 // traffic that is not congested: a quarter to a third of all events in the benchmarks. A NIC hears
 // when the last bit of a data packet left, to refill the wire, so its port has the event for every
-// data packet; of its control frames it hears nothing, and they need none. The event never touches
+// data packet; its control frames need none, since no owner hears of them. The event never touches
 // the packet that left: what the owner needs of it is kept in the port, and the event carries the
 // packet expected next instead, so the event loop fetches it ahead (at scale a packet that waited
 // in a queue is a miss to memory).
@@ -47,11 +47,12 @@ struct Departure {
 
 // When the owner of a port is told that a packet left it.
 enum class DepartureNotice : std::uint8_t {
-  kAtDequeue,        // as its serialization starts
-  kAtLastBitOfData,  // as its serialization ends, and only for data packets
+  kAtDequeue,  // as its serialization starts
+  kAtLastBit,  // as its serialization ends
 };
 
-// Told when a packet has left one of its ports (a switch frees buffer; a NIC refills).
+// Told when a data packet has left one of its ports (a switch frees buffer; a NIC refills). Of
+// control frames it hears nothing: they hold no buffer and refill nothing.
 class PortOwner {
  public:
   virtual ~PortOwner() = default;

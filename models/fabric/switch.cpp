@@ -74,7 +74,6 @@ void Switch::receive(Packet* packet, std::uint16_t ingress_port) {
 }
 
 void Switch::on_departure(const Departure& departure, std::uint16_t /*port*/) {
-  if (departure.control) return;
   const std::uint16_t ingress = departure.ingress_port;
   const int c = departure.traffic_class;
   buffer_.release(ingress, c, departure.size_bytes);

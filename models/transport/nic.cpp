@@ -20,7 +20,7 @@ Nic::Nic(Simulator& sim, std::int32_t endpoint, const TransportConfig& config, B
       packets_(packets),
       flows_(flows),
       listener_(listener),
-      port_(sim, rate, uplink_delay, *this, DepartureNotice::kAtLastBitOfData, 0) {}
+      port_(sim, rate, uplink_delay, *this, DepartureNotice::kAtLastBit, 0) {}
 
 BitRate Nic::flow_rate(const Flow& flow) const {
   return flow.reaction_point ? std::min(flow.reaction_point->rate(), rate_) : rate_;

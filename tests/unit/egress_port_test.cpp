@@ -51,7 +51,7 @@ struct Sender {
 constexpr std::int64_t kNs = 1'000;
 constexpr std::int64_t kCable = 1'000 * kNs;
 
-TEST_CASE("a switch port hears of a departure as it starts, and has an event only for a waiter") {
+TEST_CASE("a switch port hears of data leaving as it starts, and has an event only for a waiter") {
   Simulator sim;
   Owner owner(sim);
   FarEnd far_end(sim);
@@ -60,27 +60,31 @@ TEST_CASE("a switch port hears of a departure as it starts, and has an event onl
   Packet a = frame(PacketKind::kData, 1'000);
   Packet b = frame(PacketKind::kData, 1'000);
   Packet c = frame(PacketKind::kData, 1'000);
+  Packet ack = frame(PacketKind::kAck, 1'000);
   // a starts at once and b waits for it; c comes the picosecond b's last bit leaves and finds the
-  // wire free.
+  // wire free; an ACK passes 1 ms later, unheard of.
   port.enqueue(&a);
   port.enqueue(&b);
   Sender sender{port, &c};
   sim.schedule<&Sender::enqueue_later>(Time::from_ps(160 * kNs), &sender);
+  Sender acker{port, &ack};
+  sim.schedule<&Sender::enqueue_later>(Time::from_ps(1'000'000 * kNs), &acker);
   CHECK(sim.run() == RunOutcome::kDrained);
   CHECK(owner.told == Seen{{0, 1'000}, {80 * kNs, 1'000}, {160 * kNs, 1'000}});
-  CHECK(far_end.arrived ==
-        Seen{{80 * kNs + kCable, 1'000}, {160 * kNs + kCable, 1'000}, {240 * kNs + kCable, 1'000}});
-  // The sender's event, three arrivals, and one end of serialization: the one b waited for.
-  CHECK(sim.events_processed() == 5);
-  CHECK(port.packets_transmitted() == 3);
+  CHECK(far_end.arrived == Seen{{80 * kNs + kCable, 1'000},
+                                {160 * kNs + kCable, 1'000},
+                                {240 * kNs + kCable, 1'000},
+                                {1'000'080 * kNs + kCable, 1'000}});
+  // The senders' two events, four arrivals, and one end of serialization: the one b waited for.
+  CHECK(sim.events_processed() == 7);
+  CHECK(port.packets_transmitted() == 4);
 }
 
 TEST_CASE("a NIC port hears of a data packet as its last bit leaves, and never of control") {
   Simulator sim;
   Owner owner(sim);
   FarEnd far_end(sim);
-  EgressPort port(sim, BitRate::gbps(100), Duration::us(1), owner,
-                  DepartureNotice::kAtLastBitOfData, 0);
+  EgressPort port(sim, BitRate::gbps(100), Duration::us(1), owner, DepartureNotice::kAtLastBit, 0);
   port.link().connect(far_end, 0);
   Packet a = frame(PacketKind::kData, 1'000);
   Packet ack = frame(PacketKind::kAck, 1'000);
