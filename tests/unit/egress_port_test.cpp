@@ -51,12 +51,21 @@ struct Sender {
 constexpr std::int64_t kNs = 1'000;
 constexpr std::int64_t kCable = 1'000 * kNs;
 
-TEST_CASE("a switch port hears of data leaving as it starts, and has an event only for a waiter") {
+// One port, its owner and its far end, on a 100 Gb/s cable 1 us long.
+struct OnePort {
+  explicit OnePort(DepartureNotice notice)
+      : port(sim, BitRate::gbps(100), Duration::us(1), owner, notice, 0) {
+    port.link().connect(far_end, 0);
+  }
   Simulator sim;
-  Owner owner(sim);
-  FarEnd far_end(sim);
-  EgressPort port(sim, BitRate::gbps(100), Duration::us(1), owner, DepartureNotice::kAtDequeue, 0);
-  port.link().connect(far_end, 0);
+  Owner owner{sim};
+  FarEnd far_end{sim};
+  EgressPort port;
+};
+
+TEST_CASE("a switch port hears of data leaving as it starts, and has an event only for a waiter") {
+  OnePort wire(DepartureNotice::kAtDequeue);
+  auto& [sim, owner, far_end, port] = wire;
   Packet a = frame(PacketKind::kData, 1'000);
   Packet b = frame(PacketKind::kData, 1'000);
   Packet c = frame(PacketKind::kData, 1'000);
@@ -81,11 +90,8 @@ TEST_CASE("a switch port hears of data leaving as it starts, and has an event on
 }
 
 TEST_CASE("a NIC port hears of a data packet as its last bit leaves, and never of control") {
-  Simulator sim;
-  Owner owner(sim);
-  FarEnd far_end(sim);
-  EgressPort port(sim, BitRate::gbps(100), Duration::us(1), owner, DepartureNotice::kAtLastBit, 0);
-  port.link().connect(far_end, 0);
+  OnePort wire(DepartureNotice::kAtLastBit);
+  auto& [sim, owner, far_end, port] = wire;
   Packet a = frame(PacketKind::kData, 1'000);
   Packet ack = frame(PacketKind::kAck, 1'000);
   Packet b = frame(PacketKind::kData, 500);
