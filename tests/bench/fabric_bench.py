@@ -80,7 +80,7 @@ def main():
             best = min(r[0] for r in runs)
             peak = max(r[1] for r in runs)
             stdout, fct, flows = runs[0][2], runs[0][3], runs[0][4]
-            walls = f"{wall:.2f} / {best:.2f} s"
+            walls = f"{wall:.3f} / {best:.3f} s"
             print(f"{name:18} {walls:>19} {peak:>8.0f}  {throughput(stdout, wall)}; "
                   f"{flows}; FCT {fct}; {PEERS.get(name, '')}", flush=True)
 
