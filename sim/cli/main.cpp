@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "sim/cli/commands.hpp"
-#include "sim/cli/huge_page_heap.hpp"
 #include "sim/core/check.hpp"
 
 namespace {
@@ -52,7 +51,6 @@ int main(int argc, char** argv) {
     std::cerr << kUsage;
     return lockstep::exit_code::kBadInput;
   }
-  lockstep::back_heap_with_huge_pages();
   const std::vector<std::string> rest(argv + 2, argv + argc);
   try {
     return dispatch(argv[1], rest);
