@@ -113,7 +113,7 @@ class EventQueue {
     ++next_;
     if (next_ + kPrefetchAhead <= current_.size()) {
       prefetch(current_[next_ + kPrefetchAhead - 1]);
-    } else if (occupied_summary_ != 0) {
+    } else if (next_slot_ == kUnknownSlot && occupied_summary_ != 0) {
       // The slot in hand runs out within the window: fetch for the events last added to the next
       // occupied slot (its first chunk), which is not sorted yet.
       next_slot_ = next_occupied_slot();
