@@ -104,9 +104,7 @@ class Table {
  public:
   static constexpr std::size_t kChunkRows = 8192;
 
-  Table(RecordBackend& backend, const TableLayout& layout) : sink_(backend.open_table(layout)) {
-    buffer_.reserve(kChunkRows);
-  }
+  Table(RecordBackend& backend, const TableLayout& layout) : sink_(backend.open_table(layout)) {}
 
   void append(const Row& row) {
     buffer_.push_back(row);
