@@ -107,7 +107,12 @@ H5::Group create_untimed_group(H5::H5File& file, const std::string& name) {
       H5Gcreate2(file.getId(), name.c_str(), H5P_DEFAULT, group_properties, H5P_DEFAULT);
   H5Pclose(group_properties);
   if (id < 0) throw std::runtime_error("cannot create group " + name);
-  return H5::Group(id);
+  // The C++ object takes a reference of its own, so the creation's is let go: otherwise closing
+  // the group would leave it open, and the file with it, until the library shut down at exit,
+  // after commit() had already given the file its final name.
+  H5::Group group(id);
+  H5Idec_ref(id);
+  return group;
 }
 
 H5::DSetCreatPropList untimed_scalar_dataset() {

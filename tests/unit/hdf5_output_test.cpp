@@ -79,6 +79,15 @@ TEST_CASE("a committed output holds every row under its final name only") {
   CHECK(seed == 9);
 }
 
+TEST_CASE("commit closes the file before giving it its final name") {
+  const auto path = scratch("closed.h5");
+  write_run(path, 100);
+  // No file, group or dataset is left open, so nothing is written to this one after the rename.
+  // (Datatypes are not counted: the library's own are always open.)
+  constexpr unsigned kFileObjects = H5F_OBJ_FILE | H5F_OBJ_GROUP | H5F_OBJ_DATASET | H5F_OBJ_ATTR;
+  CHECK(H5Fget_obj_count(H5F_OBJ_ALL, kFileObjects) == 0);
+}
+
 TEST_CASE("the same content written twice gives byte-identical files") {
   const auto a = scratch("twice_a.h5");
   const auto b = scratch("twice_b.h5");
