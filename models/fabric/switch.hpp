@@ -6,7 +6,7 @@
 // is refreshed at half its pause time while the class stays above XON. A packet's buffer is freed
 // when its transmission starts (egress_port.hpp). Zero switching latency (store and forward only,
 // as in the benchmark configuration). Left out: cut-through, control frames' buffer use, and
-// per-queue egress limits.
+// egress limits on lossless classes (lossy ones are admitted by their egress queue).
 #pragma once
 
 #include <cstdint>
