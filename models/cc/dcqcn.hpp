@@ -76,8 +76,8 @@ class DcqcnReactionPoint final {
   void on_deferred_cut(Time now);
   void on_alpha_timer(Time now);
   // `count` consecutive alpha expiries, the last at `last`: the first honours a CNP seen in its
-  // period, the others decay alpha by (1-g) each (computed with std::pow, so equal to `count` calls
-  // of on_alpha_timer to within rounding).
+  // period, the others decay alpha by (1-g) each: alpha is multiplied by std::pow(1-g, quiet
+  // periods), equal to that many calls of on_alpha_timer to within rounding.
   void on_alpha_timers(std::int64_t count, Time last);
   void on_rate_timer(Time now);
   void on_bytes_sent(Bytes sent);

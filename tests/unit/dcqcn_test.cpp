@@ -75,6 +75,25 @@ TEST_CASE("DCQCN alpha decay over k quiet periods is (1 - g)^k however the expir
         doctest::Approx(expected * (1.0 - 1.0 / 256.0) + 1.0 / 256.0).epsilon(1e-12));
 }
 
+// Catch-ups replay many quiet periods at once; the decay they apply is exactly std::pow's, for
+// counts below and above those the reaction point keeps ready, and for two gains used alternately.
+TEST_CASE("DCQCN alpha decay over many quiet periods at once is exactly std::pow(1 - g, k)") {
+  const DcqcnParams paper = DcqcnParams::paper(BitRate::gbps(100));
+  const DcqcnParams firmware = DcqcnParams::nic_firmware(BitRate::gbps(100));
+  REQUIRE(paper.alpha_gain != firmware.alpha_gain);
+  for (const std::int64_t quiet : {2, 37, 255, 256, 1000}) {
+    for (const DcqcnParams* params : {&paper, &firmware}) {
+      CAPTURE(quiet);
+      CAPTURE(params->alpha_gain);
+      DcqcnReactionPoint rp(*params);
+      CHECK(rp.on_cnp(at_us(0)) == CnpOutcome::kRateCut);
+      const double before = rp.alpha();
+      rp.on_alpha_timers(quiet + 1, Time::zero() + params->alpha_update_period * (quiet + 1));
+      CHECK(rp.alpha() == before * std::pow(1.0 - params->alpha_gain, static_cast<double>(quiet)));
+    }
+  }
+}
+
 // Cut from 40 to 20 Gb/s with R_T = 40 Gb/s: each fast-recovery step R_C = (R_T + R_C)/2 halves the
 // gap of 20 Gb/s exactly, so after step k R_C = 40 - 20/2^k Gb/s: 30, 35, 37.5, 38.75, 39.375, and
 // R_T does not move.
