@@ -76,6 +76,7 @@ DcqcnParams DcqcnParams::hpcc_reference(BitRate line) {
   p.min_cut_interval = Duration::us(4);
   // The receiver there echoes every CE mark in the ACK; the reaction point does the merging.
   p.cnp_interval = Duration();
+  p.cnp_carrier = CnpCarrier::kAckOrNack;
   return p;
 }
 

@@ -28,6 +28,16 @@ enum class HyperIncreaseGrowth {
   kConstant,
 };
 
+// How the notification point's CNP reaches the sender.
+enum class CnpCarrier {
+  // A CNP frame of its own, as RoCEv2 NICs send (the paper, the firmware).
+  kOwnFrame,
+  // A flag on the ACK or NACK that answers the marked packet, as HPCC's ns-3 code sets its CNP bit
+  // (RdmaHw::ReceiveUdp, where every data packet is answered): no frame of its own. A marked packet
+  // that nothing answers (out of order while a NACK is outstanding) notifies nothing, as there.
+  kAckOrNack,
+};
+
 // What a rate cut does to the target rate.
 enum class TargetOnCut {
   // R_T = R_C before the cut, on every cut (the paper).
@@ -61,6 +71,7 @@ struct DcqcnParams {
   // tau, at the notification point: at most one CNP per flow per interval; Duration() means one CNP
   // per CE-marked packet (ns-3 echoes every mark in the ACK).
   Duration cnp_interval;
+  CnpCarrier cnp_carrier = CnpCarrier::kOwnFrame;
 
   // SIGCOMM'15 defaults: g 1/256, tau' 55 us, T 55 us, B 10 MB, F 5, R_AI 40 Mb/s, tau 50 us, every
   // CNP cuts. R_HAI = 400 Mb/s and min rate 1 Mb/s are not in the paper (see the .cpp).
@@ -72,7 +83,8 @@ struct DcqcnParams {
   [[nodiscard]] static DcqcnParams nic_firmware(BitRate line);
 
   // benchmarks.md: alpha every 1 us, cuts at most every 4 us, T 300 us, no byte counter, g 1/256,
-  // F 1, R_AI 20 Mb/s, R_HAI 200 Mb/s (constant), min rate 1 Gb/s, a CNP for every CE mark.
+  // F 1, R_AI 20 Mb/s, R_HAI 200 Mb/s (constant), min rate 1 Gb/s, a CNP for every CE mark, carried
+  // by the ACK or NACK that answers the marked packet.
   [[nodiscard]] static DcqcnParams hpcc_reference(BitRate line);
 
   // Every inconsistency, one sentence each, naming the field; empty when the parameters are usable.

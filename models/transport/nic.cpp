@@ -126,9 +126,11 @@ void Nic::send_data(Flow& flow) {
   port_.enqueue(packet);
 }
 
-void Nic::send_control(PacketKind kind, const Flow& flow, std::uint64_t sequence) {
+void Nic::send_control(PacketKind kind, const Flow& flow, std::uint64_t sequence,
+                       bool carries_cnp) {
   Packet* packet = packets_.acquire();
   packet->kind = kind;
+  packet->carries_cnp = carries_cnp;
   packet->priority = flow.traffic_class;
   packet->size_bytes = static_cast<std::int32_t>(config_.control_frame.count());
   packet->flow = flow.id;
@@ -160,11 +162,15 @@ void Nic::receive(Packet* packet, std::uint16_t /*ingress_port*/) {
     case PacketKind::kData:
       on_data(packet);
       break;
+    // A CNP that rides on an ACK or NACK is taken after it, in the order ns-3's ReceiveAck takes
+    // them.
     case PacketKind::kAck:
       on_ack(flows_[packet->flow], packet->sequence);
+      if (packet->carries_cnp) on_cnp(flows_[packet->flow]);
       break;
     case PacketKind::kNack:
       on_nack(flows_[packet->flow], packet->sequence);
+      if (packet->carries_cnp) on_cnp(flows_[packet->flow]);
       break;
     case PacketKind::kCnp:
       on_cnp(flows_[packet->flow]);
@@ -195,6 +201,10 @@ void Nic::on_data(Packet* packet) {
   Flow& flow = flows_[packet->flow];
   const Time now = sim_.now();
   data_payload_received_ += packet->payload_bytes;
+  // Every packet is answered, by an ACK, or by a NACK when it comes ahead of a gap, unless a NACK
+  // for that gap is already outstanding.
+  PacketKind answer = PacketKind::kAck;
+  bool answered = true;
   if (packet->sequence == flow.expected_sequence) {
     ++flow.expected_sequence;
     flow.nack_outstanding = false;
@@ -209,20 +219,19 @@ void Nic::on_data(Packet* packet) {
         listener_.on_message_delivered(delivered, now);
       }
     }
-    send_control(PacketKind::kAck, flow, flow.expected_sequence);
   } else if (packet->sequence > flow.expected_sequence) {
-    if (!flow.nack_outstanding) {
-      flow.nack_outstanding = true;
-      send_control(PacketKind::kNack, flow, flow.expected_sequence);
-    }
-  } else {
-    send_control(PacketKind::kAck, flow, flow.expected_sequence);
+    answer = PacketKind::kNack;
+    answered = !flow.nack_outstanding;
+    flow.nack_outstanding = true;
   }
-  if (packet->congestion_experienced && flow.notification_point &&
-      flow.notification_point->should_send_cnp(now)) {
-    ++flow.cnps_sent;
-    send_control(PacketKind::kCnp, flow, packet->sequence);
+  const bool cnp_in_answer = config_.dcqcn && config_.dcqcn->cnp_carrier == CnpCarrier::kAckOrNack;
+  const bool notify = packet->congestion_experienced && flow.notification_point &&
+                      (answered || !cnp_in_answer) && flow.notification_point->should_send_cnp(now);
+  if (notify) ++flow.cnps_sent;
+  if (answered) {
+    send_control(answer, flow, flow.expected_sequence, notify && cnp_in_answer);
   }
+  if (notify && !cnp_in_answer) send_control(PacketKind::kCnp, flow, packet->sequence, false);
 }
 
 void Nic::on_ack(Flow& flow, std::uint64_t sequence) {

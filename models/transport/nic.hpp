@@ -68,7 +68,7 @@ class Nic final : public PacketReceiver, public PortOwner, private HostReceiver 
   void try_send();
   void wake();
   void send_data(Flow& flow);
-  void send_control(PacketKind kind, const Flow& flow, std::uint64_t sequence);
+  void send_control(PacketKind kind, const Flow& flow, std::uint64_t sequence, bool carries_cnp);
   void on_data(Packet* packet);
   void on_ack(Flow& flow, std::uint64_t sequence);
   void on_nack(Flow& flow, std::uint64_t sequence);

@@ -463,6 +463,45 @@ EcmpRun run_ecmp(std::uint64_t seed) {
   return r;
 }
 
+// Two senders at 40 Gb/s into the 40 Gb/s bottleneck, 2 MB each, with HPCC ns-3's DCQCN profile
+// (a notification for every CE mark), run to completion. The receiver answers each of its 2 x 2000
+// data packets with one ACK (lossless, in order), and every marked packet notifies its sender once.
+// Carried by the ACKs, as ns-3 carries them, the notifications add no frame: the receiver sends
+// exactly 4000 control frames. In frames of their own they add one frame each. Either way the
+// senders hear of every mark the bottleneck made.
+TEST_CASE("a CNP rides on the ACK of its marked packet or goes in a frame of its own") {
+  for (const CnpCarrier carrier : {CnpCarrier::kAckOrNack, CnpCarrier::kOwnFrame}) {
+    CAPTURE(static_cast<int>(carrier));
+    Simulator sim;
+    const Topology topology = star(2, kBottleneck);
+    const Routing routing(topology);
+    PacketNetworkConfig config = dcqcn_config(kBottleneck);
+    config.transport.dcqcn = DcqcnParams::hpcc_reference(kBottleneck);
+    config.transport.dcqcn->cnp_carrier = carrier;
+    testing::MemoryBackend output;
+    PacketNetwork network(sim, routing, config, 1, output);
+    Ignore ignore;
+    for (std::int32_t sender = 0; sender < 2; ++sender) {
+      (void)network.send(sender, 2, Bytes(2'000'000), 0, ignore);
+    }
+    (void)sim.run();
+    const std::int64_t marks = network.switch_node(3)
+                                   .port(topology.host_switch_port(2))
+                                   .counters()
+                                   .classes[kDataClass]
+                                   .ecn_marked;
+    std::int64_t notified = 0;
+    for (const Flow& flow : network.flows()) notified += flow.cnps_received;
+    MESSAGE(marks << " packets marked");
+    CHECK(marks > 100);
+    CHECK(notified == marks);
+    const std::int64_t frames = network.nic(2).port().counters().control_bytes_sent /
+                                config.transport.control_frame.count();
+    CHECK(frames == (carrier == CnpCarrier::kAckOrNack ? 4000 : 4000 + marks));
+    check_invariants(network);
+  }
+}
+
 // Per-flow ECMP puts all of a flow's packets on one spine, so every spine carries a whole number of
 // flows, and the counters agree with the routing's own path for each flow. With a uniform hash the
 // flow count per spine is Binomial(64, 1/8) (mean 8, sd 2.6), and the spread is judged by Pearson's
