@@ -32,9 +32,11 @@ enum class HyperIncreaseGrowth {
 enum class CnpCarrier {
   // A CNP frame of its own, as RoCEv2 NICs send (the paper, the firmware).
   kOwnFrame,
-  // A flag on the ACK or NACK that answers the marked packet, as HPCC's ns-3 code sets its CNP bit
-  // (RdmaHw::ReceiveUdp, where every data packet is answered): no frame of its own. A marked packet
-  // that nothing answers (out of order while a NACK is outstanding) notifies nothing, as there.
+  // A flag on the ACK or NACK that answers the marked packet, as HPCC's ns-3 code sets the CNP bit
+  // of its answers (RdmaHw::ReceiveUdp): no frame of its own, so congestion adds no packets. A
+  // marked packet that nothing answers (ahead of a gap whose NACK is outstanding) notifies
+  // nothing, as there; this model's receiver re-sends no NACK until the gap fills, so in lossy
+  // runs such silences last longer than ns-3's NACK interval.
   kAckOrNack,
 };
 

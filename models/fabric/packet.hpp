@@ -45,7 +45,7 @@ struct alignas(64) Packet {
   std::uint16_t next_egress = 0;
   // On a link (Link's FIFO): when the packet behind this one arrives, and whether it is control.
   bool next_is_control = false;
-  // ACK or NACK: it also carries a CNP for its flow (CnpCarrier::kAckOrNack).
+  // ACK or NACK: a CNP for its flow rides on it (CnpCarrier::kAckOrNack), in place of a frame.
   bool carries_cnp = false;
   Time next_arrives_at;
   Packet* next = nullptr;  // FIFO chaining

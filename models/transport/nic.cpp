@@ -162,15 +162,15 @@ void Nic::receive(Packet* packet, std::uint16_t /*ingress_port*/) {
     case PacketKind::kData:
       on_data(packet);
       break;
-    // A CNP that rides on an ACK or NACK is taken after it, in the order ns-3's ReceiveAck takes
-    // them.
+    // A CNP riding on an ACK or NACK is taken first: ns-3 takes it before its NIC sends again, so
+    // what a NACK resends at once goes at the cut rate.
     case PacketKind::kAck:
-      on_ack(flows_[packet->flow], packet->sequence);
       if (packet->carries_cnp) on_cnp(flows_[packet->flow]);
+      on_ack(flows_[packet->flow], packet->sequence);
       break;
     case PacketKind::kNack:
-      on_nack(flows_[packet->flow], packet->sequence);
       if (packet->carries_cnp) on_cnp(flows_[packet->flow]);
+      on_nack(flows_[packet->flow], packet->sequence);
       break;
     case PacketKind::kCnp:
       on_cnp(flows_[packet->flow]);
@@ -201,8 +201,8 @@ void Nic::on_data(Packet* packet) {
   Flow& flow = flows_[packet->flow];
   const Time now = sim_.now();
   data_payload_received_ += packet->payload_bytes;
-  // Every packet is answered, by an ACK, or by a NACK when it comes ahead of a gap, unless a NACK
-  // for that gap is already outstanding.
+  // The answer decides whether a CNP can ride on it: a packet ahead of a gap whose NACK is already
+  // outstanding gets none.
   PacketKind answer = PacketKind::kAck;
   bool answered = true;
   if (packet->sequence == flow.expected_sequence) {

@@ -159,7 +159,7 @@ Schema<TransportScenarioConfig> transport_schema() {
                {"hpcc_reference", DcqcnProfile::kHpccReference}},
               "hpcc_reference",
               "DCQCN parameters: SIGCOMM'15 or ConnectX defaults (CNP frames), or HPCC's ns-3 (a "
-              "CNP for every mark, on its ACK)")
+              "CNP for every mark, on its ACK or NACK)")
       .check([](const T& t, const Schema<T>::Checker& report) {
         if (t.traffic_class > 7) report.error("traffic_class", "must lie between 0 and 7");
       });

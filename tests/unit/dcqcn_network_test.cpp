@@ -63,12 +63,12 @@ void check_invariants(const PacketNetwork& network) {
 }
 
 // Senders 0..n-1 at `sender_rate`, receiver n behind the 40 Gb/s bottleneck, all cables 1 us.
-Topology star(std::int32_t senders, BitRate sender_rate) {
+Topology star(std::int32_t senders, BitRate sender_rate, Bytes switch_buffer = Bytes(12'000'000)) {
   std::vector<Cable> cables;
   for (std::int32_t h = 0; h <= senders; ++h) {
     cables.push_back({h, senders + 1, h == senders ? kBottleneck : sender_rate, Duration::us(1)});
   }
-  return build_explicit(senders + 1, {{"sw", Bytes(12'000'000)}}, std::move(cables));
+  return build_explicit(senders + 1, {{"sw", switch_buffer}}, std::move(cables));
 }
 
 PacketNetworkConfig dcqcn_config(BitRate line_rate) {
@@ -499,6 +499,51 @@ TEST_CASE("a CNP rides on the ACK of its marked packet or goes in a frame of its
                                 config.transport.control_frame.count();
     CHECK(frames == (carrier == CnpCarrier::kAckOrNack ? 4000 : 4000 + marks));
     check_invariants(network);
+  }
+}
+
+// The same two senders and two more, lossy, into a 60 KB switch: packets drop, the receiver
+// NACKs the gaps and lets packets ahead of an outstanding NACK go unanswered, and go-back-N
+// resends. Marks still notify: on whatever answers them, or in frames of their own; a mark that
+// nothing answers is not counted as sent. So each sender hears exactly the notifications its
+// receiver sent.
+TEST_CASE(
+    "with drops and go-back-N, every CNP sent reaches its sender, on an answer or in a frame") {
+  struct CountCompletions final : MessageListener {
+    int completed = 0;
+    void on_message_complete(const Message&, const MessageTimes&) override { ++completed; }
+  };
+  for (const CnpCarrier carrier : {CnpCarrier::kAckOrNack, CnpCarrier::kOwnFrame}) {
+    CAPTURE(static_cast<int>(carrier));
+    Simulator sim;
+    const Topology topology = star(4, kBottleneck, Bytes(60'000));
+    const Routing routing(topology);
+    PacketNetworkConfig config = dcqcn_config(kBottleneck);
+    config.switches.pfc.lossless.reset(kDataClass);
+    config.switches.ecn = EcnConfig{true, Bytes(5'000), Bytes(30'000), 0.5};  // marks below 60 KB
+    config.transport.dcqcn = DcqcnParams::hpcc_reference(kBottleneck);
+    config.transport.dcqcn->cnp_carrier = carrier;
+    testing::MemoryBackend output;
+    PacketNetwork network(sim, routing, config, 1, output);
+    CountCompletions completions;
+    for (std::int32_t sender = 0; sender < 4; ++sender) {
+      (void)network.send(sender, 4, Bytes(1'000'000), 0, completions);
+    }
+    (void)sim.run();
+    CHECK(completions.completed == 4);
+    const DataAccount a = network.data_account();
+    CHECK(a.dropped > 0);
+    CHECK(a.injected == a.delivered + a.in_fabric + a.dropped);
+    std::int64_t notified = 0;
+    std::int64_t resent = 0;
+    for (const Flow& flow : network.flows()) {
+      CHECK(flow.cnps_received == flow.cnps_sent);
+      notified += flow.cnps_received;
+      resent += flow.retransmitted_packets;
+    }
+    MESSAGE(notified << " notifications, " << resent << " packets resent");
+    CHECK(notified > 0);
+    CHECK(resent > 0);
   }
 }
 
