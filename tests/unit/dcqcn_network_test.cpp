@@ -32,6 +32,7 @@
 #include <cmath>
 #include <cstdint>
 #include <deque>
+#include <utility>
 #include <vector>
 
 #include "memory_backend.hpp"
@@ -463,30 +464,54 @@ EcmpRun run_ecmp(std::uint64_t seed) {
   return r;
 }
 
-// Two senders at 40 Gb/s into the 40 Gb/s bottleneck, 2 MB each, with HPCC ns-3's DCQCN profile
-// (a notification for every CE mark), run to completion. The receiver answers each of its 2 x 2000
-// data packets with one ACK (lossless, in order), and every marked packet notifies its sender once.
-// Carried by the ACKs, as ns-3 carries them, the notifications add no frame: the receiver sends
-// exactly 4000 control frames. In frames of their own they add one frame each. Either way the
-// senders hear of every mark the bottleneck made.
+// HPCC ns-3's DCQCN profile (a notification for every CE mark) with the CNPs on `carrier`.
+PacketNetworkConfig hpcc_reference_config(CnpCarrier carrier) {
+  PacketNetworkConfig c = dcqcn_config(kBottleneck);
+  c.transport.dcqcn = DcqcnParams::hpcc_reference(kBottleneck);
+  c.transport.dcqcn->cnp_carrier = carrier;
+  return c;
+}
+
+// Senders 0..n-1 at 40 Gb/s into the bottleneck, each sending one message to receiver n, run to
+// completion.
+struct CnpIncast {
+  CnpIncast(std::int32_t senders, Bytes switch_buffer, PacketNetworkConfig network_config)
+      : receiver(senders),
+        topology(star(senders, kBottleneck, switch_buffer)),
+        routing(topology),
+        config(std::move(network_config)),
+        network(sim, routing, config, 1, output) {}
+
+  void run(Bytes size, MessageListener& listener) {
+    for (std::int32_t sender = 0; sender < receiver; ++sender) {
+      (void)network.send(sender, receiver, size, 0, listener);
+    }
+    (void)sim.run();
+  }
+
+  std::int32_t receiver;
+  Simulator sim;
+  Topology topology;
+  Routing routing;
+  PacketNetworkConfig config;
+  testing::MemoryBackend output;
+  PacketNetwork network;
+};
+
+// Two senders, 2 MB each. The receiver answers each of its 2 x 2000 data packets with one ACK
+// (lossless, in order), and every marked packet notifies its sender once. Carried by the ACKs, as
+// ns-3 carries them, the notifications add no frame: the receiver sends exactly 4000 control
+// frames. In frames of their own they add one frame each. Either way the senders hear of every
+// mark the bottleneck made.
 TEST_CASE("a CNP rides on the ACK of its marked packet or goes in a frame of its own") {
   for (const CnpCarrier carrier : {CnpCarrier::kAckOrNack, CnpCarrier::kOwnFrame}) {
     CAPTURE(static_cast<int>(carrier));
-    Simulator sim;
-    const Topology topology = star(2, kBottleneck);
-    const Routing routing(topology);
-    PacketNetworkConfig config = dcqcn_config(kBottleneck);
-    config.transport.dcqcn = DcqcnParams::hpcc_reference(kBottleneck);
-    config.transport.dcqcn->cnp_carrier = carrier;
-    testing::MemoryBackend output;
-    PacketNetwork network(sim, routing, config, 1, output);
+    CnpIncast incast(2, Bytes(12'000'000), hpcc_reference_config(carrier));
     Ignore ignore;
-    for (std::int32_t sender = 0; sender < 2; ++sender) {
-      (void)network.send(sender, 2, Bytes(2'000'000), 0, ignore);
-    }
-    (void)sim.run();
+    incast.run(Bytes(2'000'000), ignore);
+    PacketNetwork& network = incast.network;
     const std::int64_t marks = network.switch_node(3)
-                                   .port(topology.host_switch_port(2))
+                                   .port(incast.topology.host_switch_port(2))
                                    .counters()
                                    .classes[kDataClass]
                                    .ecn_marked;
@@ -496,17 +521,16 @@ TEST_CASE("a CNP rides on the ACK of its marked packet or goes in a frame of its
     CHECK(marks > 100);
     CHECK(notified == marks);
     const std::int64_t frames = network.nic(2).port().counters().control_bytes_sent /
-                                config.transport.control_frame.count();
+                                incast.config.transport.control_frame.count();
     CHECK(frames == (carrier == CnpCarrier::kAckOrNack ? 4000 : 4000 + marks));
     check_invariants(network);
   }
 }
 
-// The same two senders and two more, lossy, into a 60 KB switch: packets drop, the receiver
-// NACKs the gaps and lets packets ahead of an outstanding NACK go unanswered, and go-back-N
-// resends. Marks still notify: on whatever answers them, or in frames of their own; a mark that
-// nothing answers is not counted as sent. So each sender hears exactly the notifications its
-// receiver sent.
+// Four senders, 1 MB each, lossy, into a 60 KB switch: packets drop, the receiver NACKs the gaps
+// and lets packets ahead of an outstanding NACK go unanswered, and go-back-N resends. Marks still
+// notify: on whatever answers them, or in frames of their own; a mark that nothing answers is not
+// counted as sent. So each sender hears exactly the notifications its receiver sent.
 TEST_CASE(
     "with drops and go-back-N, every CNP sent reaches its sender, on an answer or in a frame") {
   struct CountCompletions final : MessageListener {
@@ -515,28 +539,19 @@ TEST_CASE(
   };
   for (const CnpCarrier carrier : {CnpCarrier::kAckOrNack, CnpCarrier::kOwnFrame}) {
     CAPTURE(static_cast<int>(carrier));
-    Simulator sim;
-    const Topology topology = star(4, kBottleneck, Bytes(60'000));
-    const Routing routing(topology);
-    PacketNetworkConfig config = dcqcn_config(kBottleneck);
+    PacketNetworkConfig config = hpcc_reference_config(carrier);
     config.switches.pfc.lossless.reset(kDataClass);
     config.switches.ecn = EcnConfig{true, Bytes(5'000), Bytes(30'000), 0.5};  // marks below 60 KB
-    config.transport.dcqcn = DcqcnParams::hpcc_reference(kBottleneck);
-    config.transport.dcqcn->cnp_carrier = carrier;
-    testing::MemoryBackend output;
-    PacketNetwork network(sim, routing, config, 1, output);
+    CnpIncast incast(4, Bytes(60'000), std::move(config));
     CountCompletions completions;
-    for (std::int32_t sender = 0; sender < 4; ++sender) {
-      (void)network.send(sender, 4, Bytes(1'000'000), 0, completions);
-    }
-    (void)sim.run();
+    incast.run(Bytes(1'000'000), completions);
     CHECK(completions.completed == 4);
-    const DataAccount a = network.data_account();
+    const DataAccount a = incast.network.data_account();
     CHECK(a.dropped > 0);
     CHECK(a.injected == a.delivered + a.in_fabric + a.dropped);
     std::int64_t notified = 0;
     std::int64_t resent = 0;
-    for (const Flow& flow : network.flows()) {
+    for (const Flow& flow : incast.network.flows()) {
       CHECK(flow.cnps_received == flow.cnps_sent);
       notified += flow.cnps_received;
       resent += flow.retransmitted_packets;
