@@ -17,52 +17,130 @@ std::int32_t pipeline_chunks(Bytes bytes) {
       std::clamp<std::int64_t>((bytes.count() + kChunk - 1) / kChunk, 1, kMostChunks));
 }
 
+std::vector<std::int32_t> every_endpoint(const Network& network) {
+  std::vector<std::int32_t> endpoints;
+  for (std::int32_t e = 0; e < network.endpoint_count(); ++e) endpoints.push_back(e);
+  return endpoints;
+}
+
 CollectiveAlgorithm::CollectiveAlgorithm(Simulator& sim, Network& network,
+                                         std::vector<std::int32_t> participants,
                                          std::optional<ProtocolOverheads> overheads,
                                          NcclAlgorithm algorithm)
-    : sim_(sim),
+    : Collective(sim, network.endpoint_count(), std::move(participants)),
       network_(network),
       overheads_(overheads),
       cost_(overheads ? protocol_cost(overheads->protocol, algorithm) : ProtocolCost{}),
-      rank_transfer_times_(static_cast<std::size_t>(network.endpoint_count())) {
+      rank_transfer_times_(static_cast<std::size_t>(network.endpoint_count())),
+      waiting_for_(rank_transfer_times_.size()),
+      rank_transfers_left_(rank_transfer_times_.size(), 0),
+      rank_last_transfer_(rank_transfer_times_.size()),
+      ranks_yet_to_arrive_(static_cast<std::int32_t>(this->participants().size())) {
   if (overheads_ && overheads_->gpus_per_node < 1) {
     throw std::invalid_argument("a node holds at least one GPU");
   }
 }
 
-void CollectiveAlgorithm::start() {
-  started_at_ = sim_.now();
-  finished_at_ = sim_.now();
-  if (transfers_ == 0) {
-    // Reported by an event, like every end: a caller starting several collectives in a loop is not
-    // re-entered before its loop is done.
-    sim_.schedule<&CollectiveAlgorithm::report_finished>(sim_.now(), this);
-    return;
-  }
-  if (cost_.base_latency > Duration()) {
-    sim_.schedule<&CollectiveAlgorithm::launch>(sim_.now() + cost_.base_latency, this);
-  } else {
-    launch();
+void CollectiveAlgorithm::expect_transfers(std::vector<std::int64_t> per_rank) {
+  std::int64_t touched = 0;
+  for (const std::int64_t count : per_rank) touched += count;
+  transfers_ = touched / 2;  // every transfer has a sender and a receiver
+  rank_transfers_left_ = std::move(per_rank);
+}
+
+void CollectiveAlgorithm::count_arrival(Time at) {
+  latest_arrival_ = std::max(latest_arrival_, at);
+  if (--ranks_yet_to_arrive_ == 0 && transfers_ == 0) {
+    // Nothing to send: the collective ends when its last rank arrives.
+    all_done(latest_arrival_);
   }
 }
 
-std::uint64_t CollectiveAlgorithm::send(std::int32_t from, std::int32_t to, Bytes data,
-                                        std::uint32_t queue_pair) {
+void CollectiveAlgorithm::on_arrival(std::int32_t rank, Time at) {
+  count_arrival(at);
+  const Time joins = at + cost_.base_latency;
+  if (joins == sim_.now()) {
+    admit(rank);
+    launch(rank);
+  } else {
+    schedule_counted<&CollectiveAlgorithm::join>(joins, this, rank);
+  }
+}
+
+void CollectiveAlgorithm::on_arrivals(const std::vector<std::int32_t>& ranks) {
+  for (std::size_t i = 0; i < ranks.size(); ++i) count_arrival(sim_.now());
+  started_ = ranks;
+  if (cost_.base_latency == Duration()) {
+    join_started();
+  } else {
+    schedule_counted<&CollectiveAlgorithm::join_started_event>(sim_.now() + cost_.base_latency,
+                                                               this);
+  }
+}
+
+void CollectiveAlgorithm::join(std::int32_t rank) {
+  event_ran();
+  if (!running()) return;
+  admit(rank);
+  launch(rank);
+}
+
+void CollectiveAlgorithm::join_started_event() {
+  event_ran();
+  if (running()) join_started();
+}
+
+void CollectiveAlgorithm::join_started() {
+  const std::vector<std::int32_t> ranks = std::move(started_);
+  started_.clear();
+  for (const std::int32_t rank : ranks) admit(rank);
+  launch_together(ranks);
+}
+
+void CollectiveAlgorithm::launch_together(const std::vector<std::int32_t>& ranks) {
+  for (const std::int32_t rank : ranks) launch(rank);
+}
+
+void CollectiveAlgorithm::admit(std::int32_t rank) {
+  // Transfers that waited for this rank leave first, in the order they were sent.
+  std::vector<Waiting> waiting = std::move(waiting_for_[static_cast<std::size_t>(rank)]);
+  waiting_for_[static_cast<std::size_t>(rank)].clear();
+  for (const Waiting& w : waiting) send(w.from, rank, w.data, w.queue_pair, w.tag);
+  if (rank_transfers_left_[static_cast<std::size_t>(rank)] == 0) rank_done(rank, sim_.now());
+}
+
+bool CollectiveAlgorithm::has_joined(std::int32_t rank) const {
+  const std::optional<Time> arrival = recorded_arrival(rank);
+  return arrival && *arrival + cost_.base_latency <= sim_.now();
+}
+
+void CollectiveAlgorithm::on_abort() {
+  for (std::vector<Waiting>& waiting : waiting_for_) waiting.clear();
+}
+
+void CollectiveAlgorithm::send(std::int32_t from, std::int32_t to, Bytes data,
+                               std::uint32_t queue_pair, std::uint64_t tag) {
+  if (!running()) return;
+  if (!has_joined(to)) {
+    waiting_for_[static_cast<std::size_t>(to)].push_back(Waiting{from, data, queue_pair, tag});
+    return;
+  }
   // The protocol's flags travel with the data: LL moves twice the bytes.
   const Bytes wire =
       overheads_ ? Bytes(static_cast<std::int64_t>(
                        std::ceil(static_cast<double>(data.count()) / cost_.data_per_wire_byte)))
                  : data;
   const std::uint64_t id = network_.send(from, to, wire, queue_pair, *this);
-  sent_at_.emplace(id, sim_.now());
-  return id;
+  in_flight_.emplace(id, InFlight{sim_.now(), tag});
 }
 
-Time CollectiveAlgorithm::noticed(const Message& message, Time delivered) {
-  ++delivered_;
-  const auto sent_at = sent_at_.find(message.id);
-  const Duration took = delivered - sent_at->second;
-  sent_at_.erase(sent_at);
+void CollectiveAlgorithm::on_message_delivered(const Message& message, Time delivered) {
+  const auto found = in_flight_.find(message.id);
+  const InFlight transfer = found->second;
+  in_flight_.erase(found);
+  if (!running()) return;  // aborted: what was on the wire is discarded
+  ++arrived_;
+  const Duration took = delivered - transfer.sent_at;
   rank_transfer_times_[static_cast<std::size_t>(message.source)].sent += took;
   rank_transfer_times_[static_cast<std::size_t>(message.destination)].received += took;
   Duration step;
@@ -71,15 +149,18 @@ Time CollectiveAlgorithm::noticed(const Message& message, Time delivered) {
                            message.destination / overheads_->gpus_per_node;
     step = same_node ? cost_.nvlink_step : cost_.network_step;
   }
-  finished_at_ = std::max(finished_at_, delivered + step);
-  if (delivered_ == transfers_) {
-    sim_.schedule<&CollectiveAlgorithm::report_finished>(finished_at_, this);
-  }
-  return delivered + step;
+  const Time ready = delivered + step;
+  last_noticed_ = std::max(last_noticed_, ready);
+  if (arrived_ == transfers_) all_done(last_noticed_);
+  transfer_done(message.source, delivered);
+  transfer_done(message.destination, ready);
+  arrived(message, ready, transfer.tag);
 }
 
-void CollectiveAlgorithm::report_finished() {
-  if (on_finished_) on_finished_();
+void CollectiveAlgorithm::transfer_done(std::int32_t rank, Time at) {
+  const auto r = static_cast<std::size_t>(rank);
+  rank_last_transfer_[r] = std::max(rank_last_transfer_[r], at);
+  if (--rank_transfers_left_[r] == 0) rank_done(rank, rank_last_transfer_[r]);
 }
 
 void CollectiveAlgorithm::on_message_complete(const Message& /*message*/,

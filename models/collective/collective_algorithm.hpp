@@ -1,21 +1,22 @@
-// What every collective algorithm on a Network shares: it counts the transfers it expects and
-// those delivered, knows when it started and when its last transfer was noticed, and charges NCCL's
+// What every collective algorithm on a Network shares: it sends the transfers its algorithm says,
+// holds back a transfer to a rank that has not joined yet (collective.hpp) and releases it when the
+// rank joins, counts the transfers expected of each rank and those arrived, and charges NCCL's
 // protocol costs (nccl_protocol.hpp) on each transfer: the protocol's wire bytes, its base latency
-// before the first send, and its step latency after each arrival, NVLink's when both ranks share a
-// node (endpoint / gpus_per_node), the network's otherwise. Without a protocol it is the bare
-// transfers: what the fabric alone costs. The algorithms (ring: collective_run.hpp, tree:
-// tree_all_reduce.hpp) say what to send and what an arrival sets off.
+// between a rank's arrival and its first send, and its step latency after each arrival, NVLink's
+// when both ranks share a node (endpoint / gpus_per_node), the network's otherwise. Without a
+// protocol it is the bare transfers: what the fabric alone costs. The algorithms (ring:
+// ring_collective.hpp, tree: tree_all_reduce.hpp, NVLS: nvls_all_reduce.hpp) say what a rank sends
+// when it joins and what an arrival sets off.
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <unordered_map>
 #include <vector>
 
+#include "models/collective/collective.hpp"
 #include "models/collective/nccl_protocol.hpp"
 #include "models/transport/network.hpp"
-#include "sim/core/simulator.hpp"
 
 namespace lockstep {
 
@@ -26,69 +27,88 @@ namespace lockstep {
 // 1 MiB each, at least one and at most 64, which bounds the messages of a large collective.
 [[nodiscard]] std::int32_t pipeline_chunks(Bytes bytes);
 
-struct RankTransferTimes {
-  Duration sent;
-  Duration received;
-};
+// Endpoints 0 .. network.endpoint_count() - 1: the participants of an algorithm that runs on all.
+[[nodiscard]] std::vector<std::int32_t> every_endpoint(const Network& network);
 
 struct ProtocolOverheads {
   NcclProtocol protocol = NcclProtocol::kSimple;
   std::int32_t gpus_per_node = 1;
 };
 
-class CollectiveAlgorithm : public MessageListener {
+class CollectiveAlgorithm : public Collective, public MessageListener {
  public:
-  CollectiveAlgorithm(const CollectiveAlgorithm&) = delete;
-  CollectiveAlgorithm& operator=(const CollectiveAlgorithm&) = delete;
-  ~CollectiveAlgorithm() override = default;
-
-  // Starts now: the first messages leave after the protocol's base latency. Call once.
-  void start();
-  [[nodiscard]] bool finished() const { return delivered_ == transfers_; }
-  [[nodiscard]] Time started_at() const { return started_at_; }
-  // When the last transfer arrived and was noticed; valid once finished().
-  [[nodiscard]] Time finished_at() const { return finished_at_; }
   [[nodiscard]] std::int64_t transfers() const { return transfers_; }
-  // Per rank, the time the transfers it sent and those it received took from sending to arriving,
-  // summed: in a collective that ends together on every rank, this is what tells the ranks on a
-  // slow path from those that only wait for them.
-  [[nodiscard]] const std::vector<RankTransferTimes>& rank_transfer_times() const {
+  [[nodiscard]] std::vector<RankTransferTimes> rank_transfer_times() const override {
     return rank_transfer_times_;
   }
-  // Called once, by an event at finished_at(), when the last transfer has been noticed (at the
-  // start time when there is nothing to send).
-  void when_finished(std::function<void()> callback) { on_finished_ = std::move(callback); }
+  [[nodiscard]] std::int64_t messages_in_flight() const override {
+    return static_cast<std::int64_t>(in_flight_.size());
+  }
 
   void on_message_complete(const Message& message, const MessageTimes& times) override;
+  void on_message_delivered(const Message& message, Time delivered) final;
 
  protected:
-  // Throws std::invalid_argument for fewer than one GPU per node.
-  CollectiveAlgorithm(Simulator& sim, Network& network, std::optional<ProtocolOverheads> overheads,
-                      NcclAlgorithm algorithm);
+  // Throws std::invalid_argument for fewer than one GPU per node, and as Collective does.
+  CollectiveAlgorithm(Simulator& sim, Network& network, std::vector<std::int32_t> participants,
+                      std::optional<ProtocolOverheads> overheads, NcclAlgorithm algorithm);
 
-  // Sends the first messages (after the base latency).
-  virtual void launch() = 0;
-  void expect_transfers(std::int64_t count) { transfers_ = count; }
-  // Sends `data` bytes of payload as the protocol's wire bytes; returns the message id.
-  std::uint64_t send(std::int32_t from, std::int32_t to, Bytes data, std::uint32_t queue_pair);
-  // Counts an arrival; returns when the receiver can act on it (after the step latency).
-  Time noticed(const Message& message, Time delivered);
+  // What rank `rank` sends the moment it has joined.
+  virtual void launch(std::int32_t rank) = 0;
+  // What the ranks that start() brought in send, having joined together; each launch() in turn
+  // unless the algorithm orders a simultaneous start otherwise.
+  virtual void launch_together(const std::vector<std::int32_t>& ranks);
+  // A transfer sent with `tag` arrived at message.destination, which can act on it at `ready`
+  // (after the step latency; not before now).
+  virtual void arrived(const Message& message, Time ready, std::uint64_t tag) = 0;
 
-  Simulator& sim_;
+  // How many transfers the collective has, and how many each rank (by endpoint) sends or receives.
+  void expect_transfers(std::vector<std::int64_t> per_rank);
+  // Sends `data` bytes of payload as the protocol's wire bytes; `tag` comes back with the arrival.
+  // A transfer to a rank that has not joined waits for it.
+  void send(std::int32_t from, std::int32_t to, Bytes data, std::uint32_t queue_pair,
+            std::uint64_t tag);
+
   Network& network_;
 
  private:
-  void report_finished();
+  struct InFlight {
+    Time sent_at;
+    std::uint64_t tag = 0;
+  };
+  struct Waiting {
+    std::int32_t from = 0;
+    Bytes data;
+    std::uint32_t queue_pair = 0;
+    std::uint64_t tag = 0;
+  };
+
+  void on_arrival(std::int32_t rank, Time at) override;
+  void on_arrivals(const std::vector<std::int32_t>& ranks) override;
+  void on_abort() override;
+  void count_arrival(Time at);
+  // The events at an arrival plus the base latency: the rank, or start()'s ranks, join.
+  void join(std::int32_t rank);
+  void join_started_event();
+  void join_started();
+  // Releases the transfers that waited for the rank, and reports it done if it has no transfer.
+  void admit(std::int32_t rank);
+  void transfer_done(std::int32_t rank, Time at);
+  [[nodiscard]] bool has_joined(std::int32_t rank) const;
 
   std::optional<ProtocolOverheads> overheads_;
   ProtocolCost cost_;
   std::vector<RankTransferTimes> rank_transfer_times_;
-  std::unordered_map<std::uint64_t, Time> sent_at_;  // by message id; looked up, never iterated
-  std::function<void()> on_finished_;
+  std::unordered_map<std::uint64_t, InFlight> in_flight_;  // by message id; never iterated
+  std::vector<std::vector<Waiting>> waiting_for_;          // by receiving rank
+  std::vector<std::int64_t> rank_transfers_left_;          // by rank
+  std::vector<Time> rank_last_transfer_;                   // by rank
   std::int64_t transfers_ = 0;
-  std::int64_t delivered_ = 0;
-  Time started_at_;
-  Time finished_at_;
+  std::int64_t arrived_ = 0;
+  std::vector<std::int32_t> started_;  // the ranks start() brought in, until they join
+  std::int32_t ranks_yet_to_arrive_ = 0;
+  Time latest_arrival_;
+  Time last_noticed_;
 };
 
 }  // namespace lockstep

@@ -23,13 +23,12 @@ class NvlsAllReduce final : public CollectiveAlgorithm {
   NvlsAllReduce(Simulator& sim, Network& network, Bytes size,
                 std::optional<ProtocolOverheads> overheads = {});
 
-  void on_message_delivered(const Message& message, Time delivered) override;
-
   // What one GPU's link carries each way: S (n+1)/n, rounded up.
   [[nodiscard]] static Bytes per_gpu_traffic(Bytes size, std::int32_t gpus);
 
  private:
-  void launch() override;
+  void launch(std::int32_t rank) override;
+  void arrived(const Message& message, Time ready, std::uint64_t tag) override;
 
   Bytes size_;
 };

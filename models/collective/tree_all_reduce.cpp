@@ -17,7 +17,7 @@ TreeAllReduce::TreeAllReduce(Simulator& sim, Network& network,
                              std::vector<std::vector<std::int32_t>> trees, Bytes size,
                              std::optional<ProtocolOverheads> overheads,
                              std::uint32_t first_queue_pair)
-    : CollectiveAlgorithm(sim, network, overheads, NcclAlgorithm::kTree),
+    : CollectiveAlgorithm(sim, network, every_endpoint(network), overheads, NcclAlgorithm::kTree),
       parents_(std::move(trees)),
       size_(size),
       first_queue_pair_(first_queue_pair) {
@@ -46,8 +46,17 @@ TreeAllReduce::TreeAllReduce(Simulator& sim, Network& network,
   const auto trees_count = static_cast<std::int64_t>(parents_.size());
   const std::int64_t per_tree = size_.count() / trees_count;
   chunks_ = pipeline_chunks(Bytes(per_tree));
-  expect_transfers(ranks > 1 ? 2 * trees_count * chunks_ * static_cast<std::int64_t>(ranks - 1)
-                             : 0);
+  // Every chunk goes up and comes down every edge of every tree: two transfers per edge and chunk,
+  // each touching both of the edge's ranks.
+  std::vector<std::int64_t> per_rank(ranks, 0);
+  for (const std::vector<std::int32_t>& parents : parents_) {
+    for (std::size_t r = 0; r < ranks; ++r) {
+      if (parents[r] < 0) continue;
+      per_rank[r] += 2 * chunks_;
+      per_rank[static_cast<std::size_t>(parents[r])] += 2 * chunks_;
+    }
+  }
+  expect_transfers(std::move(per_rank));
   arrived_up_.assign(parents_.size(),
                      std::vector<std::int32_t>(ranks * static_cast<std::size_t>(chunks_), 0));
 }
@@ -57,47 +66,58 @@ Bytes TreeAllReduce::chunk_size(std::int32_t tree, std::int32_t chunk) const {
                     chunk);
 }
 
-void TreeAllReduce::launch() {
-  // Leaves start the reduction with every chunk; the others wait for their children.
+void TreeAllReduce::launch(std::int32_t rank) {
+  for (std::size_t t = 0; t < parents_.size(); ++t)
+    launch_on_tree(static_cast<std::int32_t>(t), rank);
+}
+
+void TreeAllReduce::launch_together(const std::vector<std::int32_t>& joining) {
+  // Tree by tree, as NCCL's tree channels start side by side.
+  std::vector<char> starting(static_cast<std::size_t>(network_.endpoint_count()), 0);
+  for (const std::int32_t rank : joining) starting[static_cast<std::size_t>(rank)] = 1;
   for (std::size_t t = 0; t < parents_.size(); ++t) {
-    for (std::size_t r = 0; r < parents_[t].size(); ++r) {
-      if (!children_[t][r].empty()) continue;
-      for (std::int32_t k = 0; k < chunks_; ++k) {
-        send_chunk(static_cast<std::int32_t>(t), k, true, static_cast<std::int32_t>(r),
-                   parents_[t][r]);
-      }
+    for (std::size_t r = 0; r < starting.size(); ++r) {
+      if (starting[r] != 0)
+        launch_on_tree(static_cast<std::int32_t>(t), static_cast<std::int32_t>(r));
     }
   }
 }
 
-void TreeAllReduce::send_chunk(std::int32_t tree, std::int32_t chunk, bool up, std::int32_t from,
-                               std::int32_t to) {
-  const std::uint64_t id =
-      send(from, to, chunk_size(tree, chunk), first_queue_pair_ + static_cast<std::uint32_t>(tree));
-  in_flight_.emplace(id, Transfer{tree, chunk, up});
+void TreeAllReduce::launch_on_tree(std::int32_t tree, std::int32_t rank) {
+  // Leaves start the reduction with every chunk; the others wait for their children.
+  const auto t = static_cast<std::size_t>(tree);
+  const auto r = static_cast<std::size_t>(rank);
+  if (!children_[t][r].empty() || parents_[t][r] < 0) return;
+  for (std::int32_t k = 0; k < chunks_; ++k) send_chunk(tree, k, true, rank, parents_[t][r]);
 }
 
-void TreeAllReduce::on_message_delivered(const Message& message, Time delivered) {
-  const auto it = in_flight_.find(message.id);
-  const Transfer transfer = it->second;
-  in_flight_.erase(it);
-  const Time ready = noticed(message, delivered);
-  const std::uint64_t packed =
-      pack(transfer.tree, transfer.chunk, transfer.up, message.destination);
-  if (ready == delivered) {
-    act(packed);
+void TreeAllReduce::send_chunk(std::int32_t tree, std::int32_t chunk, bool up, std::int32_t from,
+                               std::int32_t to) {
+  send(from, to, chunk_size(tree, chunk), first_queue_pair_ + static_cast<std::uint32_t>(tree),
+       pack(tree, chunk, up, to));
+}
+
+void TreeAllReduce::arrived(const Message& /*message*/, Time ready, std::uint64_t tag) {
+  if (ready == sim_.now()) {
+    act(tag);
   } else {
-    sim_.schedule<&TreeAllReduce::act>(ready, this, packed);
+    schedule_counted<&TreeAllReduce::act_event>(ready, this, tag);
   }
 }
 
-void TreeAllReduce::act(std::uint64_t packed) {
-  arrived(static_cast<std::int32_t>(packed >> 48),
-          static_cast<std::int32_t>((packed >> 32) & 0xffff), ((packed >> 31) & 1) != 0,
-          static_cast<std::int32_t>(packed & 0x7fffffff));
+void TreeAllReduce::act_event(std::uint64_t packed) {
+  event_ran();
+  act(packed);
 }
 
-void TreeAllReduce::arrived(std::int32_t tree, std::int32_t chunk, bool up, std::int32_t rank) {
+void TreeAllReduce::act(std::uint64_t packed) {
+  chunk_arrived(static_cast<std::int32_t>(packed >> 48),
+                static_cast<std::int32_t>((packed >> 32) & 0xffff), ((packed >> 31) & 1) != 0,
+                static_cast<std::int32_t>(packed & 0x7fffffff));
+}
+
+void TreeAllReduce::chunk_arrived(std::int32_t tree, std::int32_t chunk, bool up,
+                                  std::int32_t rank) {
   const auto t = static_cast<std::size_t>(tree);
   const std::vector<std::int32_t>& children = children_[t][static_cast<std::size_t>(rank)];
   if (up) {

@@ -5,12 +5,13 @@
 // (broadcast). Up and down use opposite directions of each link, so they overlap. The all-reduce
 // ends when the last chunk has reached the last leaf. NCCL's protocol costs are charged as
 // collective_algorithm.hpp says, with the tree's base latency. Chunks: 1 MiB, at most 64 per tree,
-// at least one. It leaves out the reduction's compute. Units: Bytes, Time.
+// at least one. Ranks join one by one (collective.hpp): a leaf sends up when it joins, and a chunk
+// for a rank that has not joined waits for it. It leaves out the reduction's compute. Units: Bytes,
+// Time.
 #pragma once
 
 #include <cstdint>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
 #include "models/collective/collective_algorithm.hpp"
@@ -27,19 +28,16 @@ class TreeAllReduce final : public CollectiveAlgorithm {
                 Bytes size, std::optional<ProtocolOverheads> overheads = {},
                 std::uint32_t first_queue_pair = 0);
 
-  void on_message_delivered(const Message& message, Time delivered) override;
-
  private:
-  struct Transfer {
-    std::int32_t tree = 0;
-    std::int32_t chunk = 0;
-    bool up = true;
-  };
-
-  void launch() override;
-  // Event argument: tree (16 bits), chunk (16), direction (1), rank (31).
+  void launch(std::int32_t rank) override;
+  void launch_together(const std::vector<std::int32_t>& ranks) override;
+  // What a rank sends on tree `tree` when it joins: a leaf, every chunk up.
+  void launch_on_tree(std::int32_t tree, std::int32_t rank);
+  void arrived(const Message& message, Time ready, std::uint64_t tag) override;
+  // Event argument and transfer tag: tree (16 bits), chunk (16), direction (1), rank (31).
   void act(std::uint64_t packed);
-  void arrived(std::int32_t tree, std::int32_t chunk, bool up, std::int32_t rank);
+  void act_event(std::uint64_t packed);
+  void chunk_arrived(std::int32_t tree, std::int32_t chunk, bool up, std::int32_t rank);
   void send_chunk(std::int32_t tree, std::int32_t chunk, bool up, std::int32_t from,
                   std::int32_t to);
   [[nodiscard]] Bytes chunk_size(std::int32_t tree, std::int32_t chunk) const;
@@ -51,7 +49,6 @@ class TreeAllReduce final : public CollectiveAlgorithm {
   std::int32_t chunks_ = 1;
   // Children's chunks that have arrived, [tree][rank * chunks + chunk].
   std::vector<std::vector<std::int32_t>> arrived_up_;
-  std::unordered_map<std::uint64_t, Transfer> in_flight_;  // by message id; never iterated
 };
 
 }  // namespace lockstep

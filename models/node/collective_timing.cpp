@@ -6,7 +6,6 @@
 #include <string>
 
 #include "models/collective/channel_rings.hpp"
-#include "models/collective/collective_run.hpp"
 #include "models/collective/communicator.hpp"
 #include "models/collective/double_binary_tree.hpp"
 #include "models/collective/hierarchical_all_reduce.hpp"
@@ -17,7 +16,24 @@
 #include "sim/core/discarding_backend.hpp"
 
 namespace lockstep {
-namespace {}  // namespace
+namespace {
+
+// Passes progress on to the caller's monitor, and stops the run when the caller asks (Ctrl-C).
+class StopWhenAsked final : public RunMonitor {
+ public:
+  StopWhenAsked(RunMonitor* progress, const std::function<bool()>& stop)
+      : progress_(progress), stop_(stop) {}
+  void on_progress(Simulator& sim) override {
+    if (progress_ != nullptr) progress_->on_progress(sim);
+    if (stop_()) sim.stop();
+  }
+
+ private:
+  RunMonitor* progress_;
+  const std::function<bool()>& stop_;
+};
+
+}  // namespace
 
 CommunicatorLayout communicator_of(const CollectiveSetup& setup, std::int32_t cluster_ranks) {
   std::vector<std::int32_t> members = setup.communicator;
@@ -155,44 +171,35 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
     }
   }
   const ProtocolOverheads overheads{protocol, gpus};
-  // Ring, tree and NVLS are one CollectiveAlgorithm each; the hierarchical all-reduce runs three.
-  std::unique_ptr<CollectiveAlgorithm> algorithm_run;
-  std::unique_ptr<HierarchicalAllReduce> hierarchical;
+  std::unique_ptr<Collective> collective;
   switch (algorithm) {
     case NcclAlgorithm::kRing:
-      algorithm_run =
-          std::make_unique<CollectiveRun>(sim, *network, channel_rings, op, size, overheads);
+      collective =
+          std::make_unique<RingCollective>(sim, *network, channel_rings, op, size, overheads);
       break;
     case NcclAlgorithm::kTree:
-      algorithm_run = std::make_unique<TreeAllReduce>(sim, *network, trees, size, overheads);
+      collective = std::make_unique<TreeAllReduce>(sim, *network, trees, size, overheads);
       break;
     case NcclAlgorithm::kNvls:
-      algorithm_run = std::make_unique<NvlsAllReduce>(sim, *network, size, overheads);
+      collective = std::make_unique<NvlsAllReduce>(sim, *network, size, overheads);
       break;
     case NcclAlgorithm::kHierarchical:
-      hierarchical =
+      collective =
           std::make_unique<HierarchicalAllReduce>(sim, *network, nodes, gpus, size, overheads);
       break;
   }
-  auto finished = [&] {
-    return algorithm_run ? algorithm_run->finished() : hierarchical->finished();
-  };
+  // Periodic sampling keeps a packet network busy forever, so the run stops at the collective's
+  // end rather than when nothing is left to do.
+  collective->when_finished([&sim] { sim.stop(); });
+  StopWhenAsked stop_when_asked(monitor, stop);
   // Often enough for Ctrl-C to answer within a fraction of a second.
   constexpr std::uint64_t kMonitorPeriodEvents = 1 << 16;
-  if (monitor != nullptr) sim.set_monitor(monitor, kMonitorPeriodEvents);
-  if (algorithm_run) algorithm_run->start();
-  if (hierarchical) hierarchical->start();
-  // Periodic sampling keeps a packet network busy forever, so stop at the collective's end.
-  while (!finished() && !stop()) {
-    if (sim.run(sim.now() + Duration::us(100)) == RunOutcome::kDrained) break;
-  }
-  if (!finished()) return std::nullopt;
-  const Time started = algorithm_run ? algorithm_run->started_at() : hierarchical->started_at();
-  const Time ended = algorithm_run ? algorithm_run->finished_at() : hierarchical->finished_at();
-  std::vector<RankTransferTimes> transfer_times =
-      algorithm_run ? algorithm_run->rank_transfer_times() : hierarchical->rank_transfer_times();
-  return TimedCollective{ended - started, sim.now(), sim.events_processed(), layout.members,
-                         std::move(transfer_times)};
+  sim.set_monitor(&stop_when_asked, kMonitorPeriodEvents);
+  collective->start();
+  (void)sim.run();
+  if (!collective->finished()) return std::nullopt;
+  return TimedCollective{collective->finished_at() - collective->started_at(), sim.now(),
+                         sim.events_processed(), layout.members, collective->rank_transfer_times()};
 }
 
 }  // namespace lockstep

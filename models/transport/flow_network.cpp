@@ -459,6 +459,12 @@ void FlowNetwork::sample() {
   sim_.schedule_in_phase<&FlowNetwork::sample>(now + *config_.sample_period, Phase::kObserve, this);
 }
 
+std::int64_t FlowNetwork::messages_in_flight() const {
+  auto count = static_cast<std::int64_t>(in_flight_.size() - free_in_flight_.size());
+  for (const QueuePair& qp : queue_pairs_) count += static_cast<std::int64_t>(qp.backlog.size());
+  return count;
+}
+
 void FlowNetwork::finish() {
   for (const LinkState& link : links_) {
     if (link.bytes_sent == 0) continue;

@@ -106,6 +106,8 @@ class FlowNetwork final : public Network {
   // Wire bytes of data (payload and headers) of fully drained messages that crossed the link
   // direction leaving `node` through `port`.
   [[nodiscard]] std::int64_t link_bytes_sent(NodeId node, PortIndex port) const;
+  // Messages sent and not yet acknowledged.
+  [[nodiscard]] std::int64_t messages_in_flight() const;
   [[nodiscard]] const Recomputations& recomputations() const { return recomputations_; }
 
   // Records the per-port totals and flushes every table; call once at the end of the run.

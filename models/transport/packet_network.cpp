@@ -191,6 +191,12 @@ void PacketNetwork::sample() {
                                                  this);
 }
 
+std::int64_t PacketNetwork::messages_in_flight() const {
+  std::int64_t count = 0;
+  for (const Flow& flow : flows_) count += static_cast<std::int64_t>(flow.messages.size());
+  return count;
+}
+
 void PacketNetwork::finish() {
   for_each_port([&](NodeId node, const EgressPort& port) {
     const PortCounters totals = port.counters();

@@ -69,6 +69,8 @@ class PacketNetwork final : public Network, public MessageListener {
   [[nodiscard]] const std::deque<Flow>& flows() const { return flows_; }
   [[nodiscard]] const Topology& topology() const { return routing_.topology(); }
 
+  // Messages sent and not yet acknowledged.
+  [[nodiscard]] std::int64_t messages_in_flight() const;
   // Every packet whose serialization onto any link completed.
   [[nodiscard]] std::int64_t packet_hops() const;
   [[nodiscard]] DataAccount data_account() const;

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "memory_backend.hpp"
-#include "models/collective/collective_run.hpp"
+#include "models/collective/ring_collective.hpp"
 #include "models/transport/flow_network.hpp"
 #include "small_topologies.hpp"
 
@@ -55,7 +55,7 @@ class RecordingNetwork final : public Network {
 Duration ring_all_reduce(Network& network, Simulator& sim, std::int32_t ranks, Bytes size) {
   std::vector<std::int32_t> ring;
   for (std::int32_t r = 0; r < ranks; ++r) ring.push_back(r);
-  CollectiveRun run(sim, network, {ring}, CollectiveOp::kAllReduce, size);
+  RingCollective run(sim, network, {ring}, CollectiveOp::kAllReduce, size);
   run.start();
   static_cast<void>(sim.run());
   REQUIRE(run.finished());

@@ -18,6 +18,8 @@
 //   rank, nccl-tests' root 0) for broadcast and ending at it for reduce; a channel's share is cut
 //   into chunks (pipeline_chunks), and a rank passes chunk k on the moment it has arrived.
 // The collective ends when the last chunk has arrived at its rank (delivery, not acknowledgement).
+// Ranks join one by one (collective.hpp): a rank sends its first step when it joins, and a step
+// to a rank that has not joined waits for it, so one late rank holds up the ring behind it.
 //
 // NCCL's protocol costs are charged as collective_algorithm.hpp says, with the ring's base latency.
 //
@@ -28,7 +30,6 @@
 
 #include <cstdint>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
 #include "models/collective/collective_algorithm.hpp"
@@ -36,24 +37,16 @@
 
 namespace lockstep {
 
-class CollectiveRun final : public CollectiveAlgorithm {
+class RingCollective final : public CollectiveAlgorithm {
  public:
   // One ring per channel: each lists the same distinct endpoints of `network` (at least one) in
   // that channel's order; channel c uses queue pair first_queue_pair + c. Throws
   // std::invalid_argument otherwise, or without a ring.
-  CollectiveRun(Simulator& sim, Network& network, std::vector<std::vector<std::int32_t>> rings,
-                CollectiveOp op, Bytes size, std::optional<ProtocolOverheads> overheads = {},
-                std::uint32_t first_queue_pair = 0);
-
-  void on_message_delivered(const Message& message, Time delivered) override;
+  RingCollective(Simulator& sim, Network& network, std::vector<std::vector<std::int32_t>> rings,
+                 CollectiveOp op, Bytes size, std::optional<ProtocolOverheads> overheads = {},
+                 std::uint32_t first_queue_pair = 0);
 
  private:
-  struct Transfer {
-    std::int32_t channel = 0;
-    std::int32_t sender = 0;  // position in the ring
-    std::int32_t step = 0;
-  };
-
   [[nodiscard]] std::int32_t ranks() const { return static_cast<std::int32_t>(rings_[0].size()); }
   [[nodiscard]] std::int32_t channels() const { return static_cast<std::int32_t>(rings_.size()); }
   [[nodiscard]] std::int32_t ring_steps() const;
@@ -65,22 +58,28 @@ class CollectiveRun final : public CollectiveAlgorithm {
   [[nodiscard]] std::int32_t chain_end(std::int32_t channel) const;
   [[nodiscard]] Bytes chain_chunk(std::int32_t channel, std::int32_t chunk) const;
   [[nodiscard]] Bytes chunk(std::int32_t channel, std::int32_t index) const;
-  void launch() override;
+  // How many transfers each endpoint sends or receives.
+  [[nodiscard]] std::vector<std::int64_t> transfers_per_rank(std::int32_t endpoints) const;
+  void launch(std::int32_t rank) override;
+  void launch_together(const std::vector<std::int32_t>& ranks) override;
+  // What the rank at ring position `r` of channel `c` sends when it joins.
+  void launch_on_channel(std::int32_t c, std::int32_t r);
+  void arrived(const Message& message, Time ready, std::uint64_t tag) override;
   void send_to(std::int32_t channel, std::int32_t sender, std::int32_t receiver, std::int32_t step,
                Bytes size);
   void send_ring_step(std::int32_t channel, std::int32_t sender, std::int32_t step);
-  // A ring step, or a chain's chunk, as one event argument: channel, sender and step (or chunk) in
-  // 16, 24 and 24 bits.
+  // A ring step, or a chain's chunk, as one event argument and one transfer's tag: channel, sender
+  // (ring position) and step (or chunk) in 16, 24 and 24 bits.
   void send_packed_step(std::uint64_t packed);
+  void send_step_event(std::uint64_t packed);
 
   std::vector<std::vector<std::int32_t>> rings_;
+  std::vector<std::vector<std::int32_t>> position_;  // [channel][endpoint]: place in the ring
   CollectiveOp op_;
   Bytes size_;
   std::uint32_t first_queue_pair_;
   std::int32_t chain_chunks_ = 1;
   std::vector<std::int32_t> root_position_;  // per channel: where rank 0 sits in its ring
-  std::unordered_map<std::uint64_t, Transfer>
-      in_flight_;  // by message id; looked up, never iterated
 };
 
 }  // namespace lockstep

@@ -1,6 +1,6 @@
 // Collectives on the fabric: the ring all-reduce against the alpha-beta model on both backends, the
 // step and message structure of each operation, and a slow link pacing the whole ring.
-#include "models/collective/collective_run.hpp"
+#include "models/collective/ring_collective.hpp"
 #include "models/collective/tree_all_reduce.hpp"
 
 #include <doctest/doctest.h>
@@ -44,7 +44,7 @@ struct Fabric {
   }
   // Runs one collective to the end and returns how long it took.
   Duration run(CollectiveOp op, Bytes size, std::int32_t ranks) {
-    CollectiveRun collective(sim, *network, first_ranks(ranks), op, size);
+    RingCollective collective(sim, *network, first_ranks(ranks), op, size);
     collective.start();
     (void)sim.run();
     REQUIRE(collective.finished());
@@ -98,7 +98,7 @@ TEST_CASE("a ring all-reduce on a non-blocking fabric takes the alpha-beta time 
 TEST_CASE("each operation sends the messages its algorithm needs") {
   Fabric fabric(star(4), Backend::kFlow);
   auto transfers = [&](CollectiveOp op, std::int32_t channels) {
-    CollectiveRun run(fabric.sim, *fabric.network, first_ranks(4, channels), op, Bytes(4'000));
+    RingCollective run(fabric.sim, *fabric.network, first_ranks(4, channels), op, Bytes(4'000));
     run.start();
     (void)fabric.sim.run();
     CHECK(run.finished());
@@ -112,19 +112,20 @@ TEST_CASE("each operation sends the messages its algorithm needs") {
   CHECK(transfers(CollectiveOp::kSendRecv, 1) == 4);
   CHECK(transfers(CollectiveOp::kBroadcast, 1) == 3);
   CHECK(transfers(CollectiveOp::kReduce, 2) == 2 * 3);
-  CollectiveRun alone(fabric.sim, *fabric.network, {{2}}, CollectiveOp::kAllReduce, Bytes(4'000));
+  RingCollective alone(fabric.sim, *fabric.network, {{2}}, CollectiveOp::kAllReduce, Bytes(4'000));
   alone.start();
+  (void)fabric.sim.run();
   CHECK(alone.finished());
   CHECK(alone.transfers() == 0);
   using Rings = std::vector<std::vector<std::int32_t>>;
-  CHECK_THROWS(CollectiveRun(fabric.sim, *fabric.network, Rings{{0, 0}}, CollectiveOp::kAllReduce,
-                             Bytes(1)));
-  CHECK_THROWS(CollectiveRun(fabric.sim, *fabric.network, Rings{{0, 9}}, CollectiveOp::kAllReduce,
-                             Bytes(1)));
-  CHECK_THROWS(CollectiveRun(fabric.sim, *fabric.network, Rings{{0, 1}, {0, 2}},
-                             CollectiveOp::kAllReduce, Bytes(1)));
+  CHECK_THROWS(RingCollective(fabric.sim, *fabric.network, Rings{{0, 0}}, CollectiveOp::kAllReduce,
+                              Bytes(1)));
+  CHECK_THROWS(RingCollective(fabric.sim, *fabric.network, Rings{{0, 9}}, CollectiveOp::kAllReduce,
+                              Bytes(1)));
+  CHECK_THROWS(RingCollective(fabric.sim, *fabric.network, Rings{{0, 1}, {0, 2}},
+                              CollectiveOp::kAllReduce, Bytes(1)));
   CHECK_THROWS(
-      CollectiveRun(fabric.sim, *fabric.network, Rings{}, CollectiveOp::kAllReduce, Bytes(1)));
+      RingCollective(fabric.sim, *fabric.network, Rings{}, CollectiveOp::kAllReduce, Bytes(1)));
 }
 
 // One tree: host 0 the root, hosts 1 and 2 its leaves, 1,000 B in one chunk. Up: the two leaves'
@@ -150,8 +151,8 @@ TEST_CASE("a tree all-reduce sends each chunk up to the root and back down") {
 TEST_CASE("NCCL's protocols cost wire bytes and latency on top of the transfers") {
   auto took = [](std::optional<ProtocolOverheads> overheads) {
     Fabric fabric(star(4), Backend::kFlow);
-    CollectiveRun run(fabric.sim, *fabric.network, first_ranks(4), CollectiveOp::kAllReduce,
-                      Bytes(40'000'000), overheads);
+    RingCollective run(fabric.sim, *fabric.network, first_ranks(4), CollectiveOp::kAllReduce,
+                       Bytes(40'000'000), overheads);
     run.start();
     (void)fabric.sim.run();
     return static_cast<double>((run.finished_at() - run.started_at()).ps());

@@ -1,0 +1,257 @@
+// Collectives as activities: ranks that join late, ranks that never join (timeout), aborts that
+// leave nothing behind, and collectives of different communicators sharing one fabric.
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <vector>
+
+#include "memory_backend.hpp"
+#include "models/collective/communicator.hpp"
+#include "models/collective/ring_collective.hpp"
+#include "models/collective/tree_all_reduce.hpp"
+#include "models/transport/flow_network.hpp"
+#include "models/transport/packet_network.hpp"
+#include "small_topologies.hpp"
+
+namespace lockstep {
+namespace {
+
+using Rings = std::vector<std::vector<std::int32_t>>;
+
+struct FlowFabric {
+  explicit FlowFabric(Topology t) : topology(std::move(t)) {}
+  Simulator sim;
+  Topology topology;
+  Routing routing{topology};
+  testing::MemoryBackend output;
+  FlowNetwork network{sim, routing, FlowNetworkConfig{}, 1, output};
+};
+
+struct PacketFabric {
+  explicit PacketFabric(Topology t) : topology(std::move(t)) {
+    config.switches.pfc.lossless.set(3);
+    config.switches.ecn.enabled = false;
+    network = std::make_unique<PacketNetwork>(sim, routing, config, 1, output);
+  }
+  Simulator sim;
+  Topology topology;
+  Routing routing{topology};
+  testing::MemoryBackend output;
+  PacketNetworkConfig config;
+  std::unique_ptr<PacketNetwork> network;
+};
+
+Duration on_time_all_reduce(Bytes size) {
+  FlowFabric fabric(testing::star(4));
+  RingCollective ring(fabric.sim, fabric.network, Rings{{0, 1, 2, 3}}, CollectiveOp::kAllReduce,
+                      size);
+  ring.start();
+  (void)fabric.sim.run();
+  REQUIRE(ring.finished());
+  return ring.finished_at() - ring.started_at();
+}
+
+// Four ranks on one switch, rank 3 joining D = 100 us late. On time, every rank sends step k at
+// k T (T: one chunk's transfer, the same on every link of a non-blocking star), and the last
+// chunk lands at 6 T. Late, rank 2's first steps wait for rank 3, whose own step 0 leaves at D;
+// from there a chain of transfers each waiting for the one before runs 3 -> 0 -> 1 -> 2 -> 3 -> 0
+// (steps 0 to 5), each alone on its queue pair when it leaves, so each takes T: the last lands at
+// D + 6 T, and no other chain is longer. So the collective ends exactly D later (to the flow
+// level's picosecond rounding), and the ranks that started on time sit idle meanwhile, as in a real
+// job.
+TEST_CASE("a ring all-reduce whose rank 3 joins 100 us late ends exactly 100 us later") {
+  const Bytes size(4'000'000);
+  const Duration on_time = on_time_all_reduce(size);
+  const Duration late = Duration::us(100);
+
+  FlowFabric fabric(testing::star(4));
+  RingCollective ring(fabric.sim, fabric.network, Rings{{0, 1, 2, 3}}, CollectiveOp::kAllReduce,
+                      size);
+  std::vector<Time> rank_done(4, Time::max());
+  ring.when_rank_finished([&](std::int32_t rank, Time at) {
+    rank_done[static_cast<std::size_t>(rank)] = at;
+    CHECK(at == fabric.sim.now());
+  });
+  for (std::int32_t r = 0; r < 3; ++r) ring.arrive(r, Time::zero());
+  ring.arrive(3, Time::zero() + late);
+  (void)fabric.sim.run();
+  REQUIRE(ring.finished());
+  CHECK(ring.started_at() == Time::zero());
+  // Up to the flow level's rounding of each drain to the picosecond, one per transfer of the chain.
+  const Duration took = ring.finished_at() - ring.started_at();
+  CHECK(took >= on_time + late - Duration::ps(6));
+  CHECK(took <= on_time + late + Duration::ps(6));
+  // Every rank's last receive is the collective's last step, so the ring ends on all of them
+  // within one chunk's transfer, and the last of them is the collective's end.
+  Time last = Time::zero();
+  for (const Time t : rank_done) {
+    REQUIRE(t != Time::max());
+    last = std::max(last, t);
+  }
+  CHECK(last == ring.finished_at());
+  CHECK(ring.arrived_at(3) == Time::zero() + late);
+  CHECK(ring.settled());
+}
+
+TEST_CASE("a rank arrives once, at a time not past, and only if it takes part") {
+  FlowFabric fabric(testing::star(4));
+  RingCollective ring(fabric.sim, fabric.network, Rings{{0, 1, 2}}, CollectiveOp::kAllReduce,
+                      Bytes(1'000));
+  ring.arrive(0, Time::zero());
+  ring.arrive(2, Time::zero() + Duration::us(10));
+  CHECK_THROWS_AS(ring.arrive(0, Time::zero()), std::invalid_argument);
+  CHECK_THROWS_AS(ring.arrive(3, Time::zero()), std::invalid_argument);
+  (void)fabric.sim.run();  // until every step left waits for rank 1
+  CHECK(fabric.sim.now() > Time::zero() + Duration::us(10));
+  CHECK(ring.running());
+  CHECK_THROWS_AS(ring.arrive(1, Time::zero()), std::invalid_argument);
+  ring.start();  // rank 1 now
+  (void)fabric.sim.run();
+  CHECK(ring.finished());
+  CHECK(ring.started_at() == Time::zero());
+}
+
+// Rank 2 never joins. Ranks 0, 1 and 3 send what they can: the steps that do not need rank 2.
+// At the timeout everything stops; the messages already on the wire land and are discarded; then
+// nothing is left: no message in either network, no event, every byte delivered.
+TEST_CASE("a collective with a rank that never arrives times out, names it, and leaves nothing") {
+  const Duration timeout = Duration::ms(1);
+  auto check_timeout = [&](Simulator& sim, Network& network, auto&& in_flight) {
+    RingCollective ring(sim, network, Rings{{0, 1, 2, 3}}, CollectiveOp::kAllReduce,
+                        Bytes(40'000'000));
+    std::vector<std::int32_t> culprits;
+    Time fired = Time::max();
+    ring.set_timeout(timeout, [&](const std::vector<std::int32_t>& never_arrived) {
+      culprits = never_arrived;
+      fired = sim.now();
+    });
+    ring.arrive(0, Time::zero());
+    ring.arrive(1, Time::zero());
+    ring.arrive(3, Time::zero() + Duration::us(10));
+    bool finished = false;
+    ring.when_finished([&] { finished = true; });
+    CHECK(sim.run() == RunOutcome::kDrained);
+    CHECK(ring.state() == CollectiveState::kTimedOut);
+    CHECK_FALSE(finished);
+    CHECK(fired == Time::zero() + timeout);
+    CHECK(culprits == std::vector<std::int32_t>{2});
+    CHECK(ring.settled());
+    CHECK(in_flight() == 0);
+    ring.arrive(2, sim.now());  // too late: ignored
+    CHECK(sim.pending() == 0);
+  };
+  SUBCASE("flow level") {
+    FlowFabric fabric(testing::star(4));
+    check_timeout(fabric.sim, fabric.network, [&] { return fabric.network.messages_in_flight(); });
+  }
+  SUBCASE("packet level") {
+    PacketFabric fabric(testing::star(4));
+    check_timeout(fabric.sim, *fabric.network,
+                  [&] { return fabric.network->messages_in_flight(); });
+    const DataAccount bytes = fabric.network->data_account();
+    CHECK(bytes.in_fabric == 0);
+    CHECK(bytes.dropped == 0);
+    CHECK(bytes.injected == bytes.delivered);
+  }
+}
+
+// Aborted mid-transfer, a ring sends nothing more: the network's message count stops where it
+// was, what was on the wire drains, and the collective is settled.
+TEST_CASE("an aborted collective sends nothing more and drains") {
+  PacketFabric fabric(testing::star(4));
+  RingCollective ring(fabric.sim, *fabric.network, Rings{{0, 1, 2, 3}}, CollectiveOp::kAllReduce,
+                      Bytes(40'000'000));
+  ring.start();
+  (void)fabric.sim.run(Time::zero() + Duration::us(500));
+  REQUIRE(ring.running());
+  REQUIRE(ring.messages_in_flight() > 0);
+  ring.abort();
+  CHECK(ring.state() == CollectiveState::kAborted);
+  const std::int64_t sent_before = fabric.network->data_account().injected;
+  const std::int64_t outstanding_bytes = [&] {
+    std::int64_t bytes = 0;
+    for (const Flow& flow : fabric.network->flows()) {
+      for (const PendingMessage& m : flow.messages) bytes += m.message.size.count();
+    }
+    return bytes;
+  }();
+  CHECK(fabric.sim.run() == RunOutcome::kDrained);
+  CHECK_FALSE(ring.finished());
+  CHECK(ring.settled());
+  CHECK(fabric.network->messages_in_flight() == 0);
+  const DataAccount bytes = fabric.network->data_account();
+  // Only the rest of what was already posted went out after the abort.
+  CHECK(bytes.injected - sent_before <= outstanding_bytes);
+  CHECK(bytes.injected == bytes.delivered);
+  CHECK(bytes.in_fabric == 0);
+}
+
+// Two hosts per leaf, one uplink per leaf to a spine. Two all-reduces on disjoint communicators:
+// {0, 2} and {1, 3} both cross the leaves' uplinks, which each carry both rings, so each takes
+// about twice as long as alone; {0, 1} and {2, 3} stay within their leaves, on disjoint links, and
+// take exactly as long as alone.
+TEST_CASE("collectives of disjoint communicators share the fabric's links, and only those") {
+  auto fabric_of = [] {
+    std::vector<Cable> cables = {
+        {0, 4, testing::kRate, testing::kDelay}, {1, 4, testing::kRate, testing::kDelay},
+        {2, 5, testing::kRate, testing::kDelay}, {3, 5, testing::kRate, testing::kDelay},
+        {4, 6, testing::kRate, testing::kDelay}, {5, 6, testing::kRate, testing::kDelay}};
+    return build_explicit(
+        4,
+        {{"leaf0", Bytes(32'000'000)}, {"leaf1", Bytes(32'000'000)}, {"spine", Bytes(32'000'000)}},
+        cables);
+  };
+  const Bytes size(16'000'000);
+  auto run = [&](const Rings& communicators) {
+    FlowFabric fabric(fabric_of());
+    std::vector<std::unique_ptr<CommunicatorNetwork>> views;
+    std::vector<std::unique_ptr<RingCollective>> rings;
+    for (const std::vector<std::int32_t>& members : communicators) {
+      views.push_back(std::make_unique<CommunicatorNetwork>(fabric.network, members));
+      std::vector<std::int32_t> local;
+      for (std::int32_t r = 0; r < static_cast<std::int32_t>(members.size()); ++r) {
+        local.push_back(r);
+      }
+      rings.push_back(std::make_unique<RingCollective>(fabric.sim, *views.back(), Rings{local},
+                                                       CollectiveOp::kAllReduce, size));
+    }
+    for (const std::unique_ptr<RingCollective>& ring : rings) ring->start();
+    (void)fabric.sim.run();
+    std::vector<double> took;
+    for (const std::unique_ptr<RingCollective>& ring : rings) {
+      REQUIRE(ring->finished());
+      took.push_back(static_cast<double>((ring->finished_at() - ring->started_at()).ps()));
+    }
+    return took;
+  };
+  const double across_alone = run({{0, 2}})[0];
+  for (const double t : run({{0, 2}, {1, 3}})) {
+    CHECK(t / across_alone == doctest::Approx(2.0).epsilon(0.05));
+  }
+  const double within_alone = run({{0, 1}})[0];
+  const std::vector<double> within = run({{0, 1}, {2, 3}});
+  CHECK(within[0] == within_alone);
+  CHECK(within[1] == within_alone);
+}
+
+// A tree all-reduce whose leaf joins late holds back only the chunks that need it: the whole ends
+// later by at most the lateness, and every rank hears its own end.
+TEST_CASE("a tree all-reduce reports each rank's end and waits for a late leaf") {
+  FlowFabric fabric(testing::star(3));
+  TreeAllReduce tree(fabric.sim, fabric.network, {{-1, 0, 0}}, Bytes(1'000));
+  std::vector<std::int32_t> done;
+  tree.when_rank_finished([&](std::int32_t rank, Time) { done.push_back(rank); });
+  tree.arrive(0, Time::zero());
+  tree.arrive(1, Time::zero());
+  tree.arrive(2, Time::zero() + Duration::us(50));
+  (void)fabric.sim.run();
+  REQUIRE(tree.finished());
+  CHECK(done.size() == 3);
+  // Alone, 2 x 2,254,880 ps (collectives_test.cpp); leaf 2's chunk now leaves at 50 us, after
+  // leaf 1's has gone up alone, so the end is 50 us plus its one-way trip plus the way down.
+  CHECK(tree.finished_at() > Time::zero() + Duration::us(50));
+  CHECK(tree.finished_at() < Time::zero() + Duration::us(50) + Duration::ps(2 * 2'254'880));
+}
+
+}  // namespace
+}  // namespace lockstep
