@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <stdexcept>
 
 namespace lockstep {
 namespace {
@@ -21,6 +22,11 @@ EgressPort::EgressPort(Simulator& sim, BitRate rate, Duration delay, PortOwner& 
       rate_(rate) {}
 
 void EgressPort::enqueue(Packet* packet) {
+  if (halted_ && lost_ != nullptr) [[unlikely]] {
+    if (!is_control(packet->kind)) count_drop(packet->priority, packet->size_bytes);
+    lost_->receive(packet, index_);
+    return;
+  }
   if (is_control(packet->kind)) {
     control_.push(packet);
     nonempty_ |= kControlBit;
@@ -29,13 +35,46 @@ void EgressPort::enqueue(Packet* packet) {
     Queue& queue = data_[c];
     queue.fifo.push(packet);
     queue.max_bytes = std::max(queue.max_bytes, queue.fifo.bytes());
-    nonempty_ |= 1U << c;
+    nonempty_ = static_cast<std::uint16_t>(nonempty_ | (1U << c));
   }
   serve();
 }
 
+void EgressPort::set_rate(BitRate rate) {
+  if (rate.bps() < 0) throw std::invalid_argument("a port's rate cannot be negative");
+  stopped_ = rate.bps() == 0;
+  halted_ = stopped_ || lost_ != nullptr;
+  if (stopped_) return;
+  rate_ = rate;
+  ps_per_byte_ = whole_ps_per_byte(rate);
+  serve();
+}
+
+Packet* EgressPort::went_down(PacketReceiver& lost) {
+  lost_ = &lost;
+  halted_ = true;
+  Packet* chain = control_.take_all();
+  Packet** tail = &chain;
+  while (*tail != nullptr) tail = &(*tail)->next;
+  for (std::size_t c = 0; c < data_.size(); ++c) {
+    for (const Packet* p = data_[c].fifo.front(); p != nullptr; p = p->next) {
+      count_drop(static_cast<int>(c), p->size_bytes);
+    }
+    *tail = data_[c].fifo.take_all();
+    while (*tail != nullptr) tail = &(*tail)->next;
+  }
+  nonempty_ = 0;
+  return chain;
+}
+
+void EgressPort::come_up() {
+  lost_ = nullptr;
+  halted_ = stopped_;
+  serve();
+}
+
 void EgressPort::serve() {
-  if (finish_pending_ || nonempty_ == 0) return;
+  if (finish_pending_ || nonempty_ == 0 || halted_) return;
   if (busy_until_ <= sim().now()) {
     start_next();
     return;
@@ -47,7 +86,7 @@ void EgressPort::serve() {
 Packet* EgressPort::next_packet() {
   if ((nonempty_ & kControlBit) != 0) {
     Packet* next = control_.pop();
-    if (control_.empty()) nonempty_ &= ~kControlBit;
+    if (control_.empty()) nonempty_ = static_cast<std::uint16_t>(nonempty_ & ~kControlBit);
     return next;
   }
   std::uint32_t candidates = nonempty_;
@@ -57,7 +96,7 @@ Packet* EgressPort::next_packet() {
     Queue& queue = data_[static_cast<std::size_t>(c)];
     if (queue.paused_until > sim().now()) continue;
     Packet* next = queue.fifo.pop();
-    if (queue.fifo.empty()) nonempty_ &= ~(1U << c);
+    if (queue.fifo.empty()) nonempty_ = static_cast<std::uint16_t>(nonempty_ & ~(1U << c));
     return next;
   }
   return nullptr;
@@ -87,7 +126,7 @@ void EgressPort::start_next() {
 void EgressPort::finish_transmission(const Packet* /*expected_next*/) {
   finish_pending_ = false;
   const Departure departed = in_transmission_;
-  start_next();
+  if (!halted_) start_next();
   // Last, as above (a NIC refills).
   if (notice_ == DepartureNotice::kAtLastBit && !departed.control) {
     owner_.on_departure(departed, index_);

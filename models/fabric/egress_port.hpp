@@ -67,7 +67,19 @@ class alignas(64) EgressPort {
   EgressPort(const EgressPort&) = delete;
   EgressPort& operator=(const EgressPort&) = delete;
 
+  // Queues the packet, or, on a port that is down, hands it to what went_down() was given.
   void enqueue(Packet* packet);
+
+  // The link now runs at `rate` from the next packet on (the one being serialized finishes at the
+  // old rate); 0 holds every packet until a rate is set again. A rate of 0 leaves rate() at the
+  // last one, which pause quanta are timed by. Throws std::invalid_argument for a negative rate.
+  void set_rate(BitRate rate);
+  // The link went down: the port loses its queues, whose packets it returns chained through `next`
+  // for its owner to release what they hold (data packets counted as drops), and hands every packet
+  // sent to it from now on to `lost`, until come_up().
+  [[nodiscard]] Packet* went_down(PacketReceiver& lost);
+  void come_up();
+  [[nodiscard]] bool down() const { return lost_ != nullptr; }
 
   // A pause frame for `traffic_class` arrived from the peer (quanta 0 resumes at once).
   void apply_pause(int traffic_class, std::uint16_t quanta);
@@ -125,7 +137,7 @@ class alignas(64) EgressPort {
   [[nodiscard]] RareCounts rare_counts(std::size_t traffic_class) const {
     return rare_ == nullptr ? RareCounts{} : (*rare_)[traffic_class];
   }
-  static constexpr std::uint32_t kControlBit = 1U << kTrafficClasses;
+  static constexpr std::uint16_t kControlBit = 1U << kTrafficClasses;
 
   [[nodiscard]] Simulator& sim() const { return link_.simulator(); }
   // Starts the next packet now if the wire is free, or makes sure a packet waiting finds it freed.
@@ -145,7 +157,8 @@ class alignas(64) EgressPort {
   std::uint16_t index_;
   DepartureNotice notice_;
   bool finish_pending_ = false;  // an event is due when the wire frees
-  std::uint32_t nonempty_ = 0;   // bit c set when data_[c] holds packets; kControlBit for control_
+  bool halted_ = false;          // down, or at rate 0: nothing starts
+  std::uint16_t nonempty_ = 0;   // bit c set when data_[c] holds packets; kControlBit for control_
   // Second: the rest of what every packet touches, and the control queue.
   Time busy_until_;           // the last bit of the packet in transmission leaves then
   std::int64_t ps_per_byte_;  // whole_ps_per_byte(rate_)
@@ -154,6 +167,8 @@ class alignas(64) EgressPort {
   // Then one line per data class.
   std::array<Queue, kTrafficClasses> data_;
   BitRate rate_;
+  bool stopped_ = false;            // set_rate(0)
+  PacketReceiver* lost_ = nullptr;  // set while the link is down
   // Allocated when the first of them happens: most ports of a large fabric never mark, drop or
   // pause, and what a port holds is memory a run must first touch (some 10 us a page here).
   std::unique_ptr<std::array<RareCounts, kTrafficClasses>> rare_;

@@ -36,6 +36,14 @@ class Link {
   }
 
   [[nodiscard]] Simulator& simulator() const { return sim_; }
+  [[nodiscard]] PacketReceiver* receiver() const { return receiver_; }
+  [[nodiscard]] std::uint16_t receiver_port() const { return receiver_port_; }
+  // Packets on the link now, the one being serialized onto it included.
+  [[nodiscard]] std::int64_t packets_in_flight() const {
+    std::int64_t packets = 0;
+    for (const Packet* p = head_; p != nullptr; p = p->next) ++packets;
+    return packets;
+  }
 
   // The first bit of `packet` leaves the sender now and its last after `serialization`.
   void carry(Packet* packet, Duration serialization) {

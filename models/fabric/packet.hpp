@@ -88,6 +88,16 @@ class PacketFifo {
     return p;
   }
 
+  // Empties the FIFO and returns its packets still chained through `next`; they never count as
+  // given out (a port that loses its queue did not send it).
+  Packet* take_all() {
+    Packet* chain = head_;
+    bytes_pushed_ -= bytes_;
+    head_ = tail_ = nullptr;
+    bytes_ = 0;
+    return chain;
+  }
+
  private:
   Packet* head_ = nullptr;
   Packet* tail_ = nullptr;

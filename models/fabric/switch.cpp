@@ -41,8 +41,8 @@ void Switch::receive(Packet* packet, std::uint16_t ingress_port) {
   packet->next_egress = *packet->route_ahead++;
   assert(egress < ports_.size());
   EgressPort& out = ports_[egress];
-  if (is_control(packet->kind)) {
-    out.enqueue(packet);  // control frames bypass buffer accounting (see header)
+  if (is_control(packet->kind) || out.down()) {
+    out.enqueue(packet);  // control frames bypass buffer accounting (see header); lost if down
     return;
   }
   const int c = packet->priority;
@@ -83,6 +83,22 @@ void Switch::on_departure(const Departure& departure, std::uint16_t /*port*/) {
     send_pause(ingress, c, 0);
   }
 }
+
+void Switch::port_down(std::uint16_t port, PacketReceiver& lost) {
+  Packet* lost_queue = ports_[port].went_down(lost);
+  while (lost_queue != nullptr) {
+    Packet* packet = lost_queue;
+    lost_queue = packet->next;
+    packet->next = nullptr;
+    if (!is_control(packet->kind)) {
+      on_departure(Departure{packet->size_bytes, packet->ingress_port, packet->priority, false},
+                   port);
+    }
+    lost.receive(packet, port);
+  }
+}
+
+void Switch::port_up(std::uint16_t port) { ports_[port].come_up(); }
 
 void Switch::send_pause(std::uint16_t port, int traffic_class, std::uint16_t quanta) {
   ports_[port].send_pause(packets_, traffic_class, quanta, kPauseFrameBytes);

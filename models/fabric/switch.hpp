@@ -31,6 +31,11 @@ class Switch final : public PacketReceiver, public PortOwner {
   void receive(Packet* packet, std::uint16_t ingress_port) override;
   void on_departure(const Departure& departure, std::uint16_t port) override;
 
+  // The link of port `port` went down: what the port held is lost (its buffer freed, as if sent),
+  // and so is every packet routed to it until port_up(); both go to `lost`.
+  void port_down(std::uint16_t port, PacketReceiver& lost);
+  void port_up(std::uint16_t port);
+
   [[nodiscard]] std::size_t port_count() const { return ports_.size(); }
   [[nodiscard]] EgressPort& port(std::size_t i) { return ports_[i]; }
   [[nodiscard]] const EgressPort& port(std::size_t i) const { return ports_[i]; }

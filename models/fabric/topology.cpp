@@ -139,6 +139,15 @@ const Port& Topology::port(NodeId node, PortIndex index) const {
   return all[index];
 }
 
+PortIndex Topology::port_of_cable(NodeId node, CableId cable) const {
+  const std::span<const Port> all = ports(node);
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (all[i].cable == cable) return static_cast<PortIndex>(i);
+  }
+  throw std::invalid_argument("cable " + std::to_string(cable) + " does not plug into node " +
+                              std::to_string(node));
+}
+
 NodeId Topology::find_switch(std::string_view name) const {
   for (std::size_t i = 0; i < switches_.size(); ++i) {
     if (switches_[i].name == name) return endpoint_count_ + static_cast<NodeId>(i);

@@ -102,6 +102,8 @@ class Topology final {
   [[nodiscard]] std::span<const Cable> cables() const { return cables_; }
   [[nodiscard]] std::span<const Port> ports(NodeId node) const;
   [[nodiscard]] const Port& port(NodeId node, PortIndex index) const;
+  // The port of `node` that `cable` plugs into; throws std::invalid_argument if it plugs into none.
+  [[nodiscard]] PortIndex port_of_cable(NodeId node, CableId cable) const;
 
   // The edge switch of a (single-homed) endpoint, and the port there that faces it.
   [[nodiscard]] NodeId host_switch(NodeId endpoint) const { return ports(endpoint)[0].peer; }

@@ -368,6 +368,8 @@ void FlowNetwork::fail_cable(CableId cable) {
     return;
   }
   failed_cables_.push_back(cable);
+  rate_before_failure_.emplace_back(links_[static_cast<std::size_t>(cable) * 2].rate,
+                                    links_[static_cast<std::size_t>(cable) * 2 + 1].rate);
   change_link_rate(cable * 2, BitRate::bps(0));
   change_link_rate(cable * 2 + 1, BitRate::bps(0));
   rerouted_ = std::make_unique<Routing>(topology, failed_cables_);
@@ -377,6 +379,33 @@ void FlowNetwork::fail_cable(CableId cable) {
   };
   for (QueuePair& qp : queue_pairs_) {
     if (!crosses(qp.links) && !crosses(qp.reverse_links)) continue;
+    stop_sending(qp);
+    route(qp);
+    start_sending(qp);
+  }
+}
+
+void FlowNetwork::restore_cable(CableId cable) {
+  const Topology& topology = routing_.topology();
+  (void)topology.cable(cable);  // throws for an unknown cable
+  const auto it = std::find(failed_cables_.begin(), failed_cables_.end(), cable);
+  if (it == failed_cables_.end()) return;
+  const auto index = static_cast<std::size_t>(it - failed_cables_.begin());
+  const auto [forward, backward] = rate_before_failure_[index];
+  failed_cables_.erase(it);
+  rate_before_failure_.erase(rate_before_failure_.begin() + static_cast<std::ptrdiff_t>(index));
+  change_link_rate(cable * 2, forward);
+  change_link_rate(cable * 2 + 1, backward);
+  rerouted_ =
+      failed_cables_.empty() ? nullptr : std::make_unique<Routing>(topology, failed_cables_);
+  // Queue pairs with no path, or still on a failed cable, may have one now; the others stay.
+  for (QueuePair& qp : queue_pairs_) {
+    const bool stalled =
+        qp.links.empty() || std::any_of(qp.links.begin(), qp.links.end(), [&](std::int32_t l) {
+          return std::find(failed_cables_.begin(), failed_cables_.end(), l / 2) !=
+                 failed_cables_.end();
+        });
+    if (!stalled) continue;
     stop_sending(qp);
     route(qp);
     start_sending(qp);

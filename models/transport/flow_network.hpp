@@ -41,6 +41,7 @@
 
 #include "models/fabric/routing.hpp"
 #include "models/fabric/topology.hpp"
+#include "models/transport/fabric_control.hpp"
 #include "models/transport/max_min_solver.hpp"
 #include "models/transport/network.hpp"
 #include "models/transport/network_tables.hpp"
@@ -57,7 +58,7 @@ struct FlowNetworkConfig {
   std::optional<Duration> sample_period;  // absent: totals only
 };
 
-class FlowNetwork final : public Network {
+class FlowNetwork final : public Network, public FabricControl {
  public:
   // What the rate recomputations cost, for benchmarks: wall time is measured, never recorded in
   // the output (it would break determinism).
@@ -81,11 +82,9 @@ class FlowNetwork final : public Network {
   // The direction of a link leaving `node` through its port `port` now runs at `rate` (0 stops it:
   // a paused port). Throws std::invalid_argument for a port that does not exist.
   void set_link_rate(NodeId node, PortIndex port, BitRate rate);
-  // Both directions of the cable.
-  void set_cable_rate(CableId cable, BitRate rate);
-  // Both directions stop, and every queue pair routed over the cable moves to another shortest
-  // path (stalling if none is left); new queue pairs avoid it.
-  void fail_cable(CableId cable);
+  void set_cable_rate(CableId cable, BitRate rate) override;
+  void fail_cable(CableId cable) override;
+  void restore_cable(CableId cable) override;
   // A host-side limit on one queue pair's rate (e.g. what its PCIe path sustains).
   void limit_queue_pair(std::int32_t source, std::int32_t destination, std::uint32_t queue_pair,
                         BitRate cap);
@@ -146,6 +145,7 @@ class FlowNetwork final : public Network {
   MaxMinSolver solver_;
   std::vector<LinkState> links_;  // two per cable: 2c carries a -> b, 2c + 1 carries b -> a
   std::vector<CableId> failed_cables_;
+  std::vector<std::pair<BitRate, BitRate>> rate_before_failure_;  // of each failed cable's links
   std::deque<QueuePair> queue_pairs_;
   std::map<std::tuple<std::int32_t, std::int32_t, std::uint32_t>, std::uint32_t> queue_pair_ids_;
   std::vector<std::int32_t> queue_pair_of_flow_;  // by solver flow id

@@ -15,8 +15,9 @@ std::vector<LinkEventProblem> link_event_problems(const std::vector<LinkEventCon
     if (a >= 0 && b >= 0 && topology.cable_between(a, b) < 0) {
       problems.push_back({key + ".b", "no cable joins " + e.a + " and " + e.b});
     }
-    if (e.rate.has_value() == e.down) {
-      problems.push_back({key, "give either `rate` (the cable's new rate) or `down: true`"});
+    if ((e.rate.has_value() ? 1 : 0) + (e.down ? 1 : 0) + (e.up ? 1 : 0) != 1) {
+      problems.push_back(
+          {key, "give one of `rate` (the cable's new rate), `down: true` or `up: true`"});
     }
     if (e.rate && e.rate->bps() < 0) problems.push_back({key + ".rate", "must not be negative"});
   }
@@ -27,14 +28,15 @@ std::vector<LinkEvent> resolve_link_events(const std::vector<LinkEventConfig>& e
                                            const Topology& topology) {
   std::vector<LinkEvent> resolved;
   for (const LinkEventConfig& e : events) {
-    resolved.push_back(LinkEvent{
-        Time::zero() + e.at,
-        topology.cable_between(topology.find_node(e.a), topology.find_node(e.b)), e.rate, e.down});
+    resolved.push_back(
+        LinkEvent{Time::zero() + e.at,
+                  topology.cable_between(topology.find_node(e.a), topology.find_node(e.b)), e.rate,
+                  e.down, e.up});
   }
   return resolved;
 }
 
-LinkEventPlayer::LinkEventPlayer(Simulator& sim, FlowNetwork& network,
+LinkEventPlayer::LinkEventPlayer(Simulator& sim, FabricControl& network,
                                  std::vector<LinkEvent> events)
     : sim_(sim), network_(network), events_(std::move(events)) {}
 
@@ -48,6 +50,8 @@ void LinkEventPlayer::apply(std::uint64_t index) {
   const LinkEvent& event = events_[index];
   if (event.down) {
     network_.fail_cable(event.cable);
+  } else if (event.up) {
+    network_.restore_cable(event.cable);
   } else {
     network_.set_cable_rate(event.cable, *event.rate);
   }

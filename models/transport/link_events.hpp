@@ -1,6 +1,5 @@
-// A scenario's link events (network.link_events) played on the flow-level backend: each changes a
-// cable's rate or fails it at its time. The packet backend does not change links at run time, so
-// scenarios with link events run at flow level only (the scenario check says so). Units: Time,
+// A scenario's link events (network.link_events) played on either network level through its
+// FabricControl: each changes a cable's rate, fails it or restores it at its time. Units: Time,
 // BitRate.
 #pragma once
 
@@ -10,7 +9,7 @@
 #include <vector>
 
 #include "models/fabric/topology.hpp"
-#include "models/transport/flow_network.hpp"
+#include "models/transport/fabric_control.hpp"
 #include "models/transport/network_config.hpp"
 #include "sim/core/simulator.hpp"
 
@@ -21,6 +20,7 @@ struct LinkEvent {
   CableId cable = 0;
   std::optional<BitRate> rate;  // set when the event changes the rate
   bool down = false;            // set when the cable fails
+  bool up = false;              // set when a failed cable works again
 };
 
 struct LinkEventProblem {
@@ -29,7 +29,7 @@ struct LinkEventProblem {
 };
 
 // Every problem of the events on this topology: unknown node names, nodes no cable joins, neither
-// or both of `rate` and `down`, a negative rate. Empty when they can be played.
+// or more than one of `rate`, `down` and `up`, a negative rate. Empty when they can be played.
 [[nodiscard]] std::vector<LinkEventProblem> link_event_problems(
     const std::vector<LinkEventConfig>& events, const Topology& topology);
 
@@ -39,7 +39,7 @@ struct LinkEventProblem {
 
 class LinkEventPlayer {
  public:
-  LinkEventPlayer(Simulator& sim, FlowNetwork& network, std::vector<LinkEvent> events);
+  LinkEventPlayer(Simulator& sim, FabricControl& network, std::vector<LinkEvent> events);
   LinkEventPlayer(const LinkEventPlayer&) = delete;
   LinkEventPlayer& operator=(const LinkEventPlayer&) = delete;
 
@@ -51,7 +51,7 @@ class LinkEventPlayer {
   void apply(std::uint64_t index);
 
   Simulator& sim_;
-  FlowNetwork& network_;
+  FabricControl& network_;
   std::vector<LinkEvent> events_;
   std::int64_t applied_ = 0;
 };

@@ -38,6 +38,7 @@ struct LinkEventConfig {
   std::string b;
   std::optional<BitRate> rate;
   bool down = false;
+  bool up = false;
 };
 
 struct NetworkConfig {

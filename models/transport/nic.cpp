@@ -318,6 +318,27 @@ void Nic::catch_up_dcqcn_timers(Flow& flow) {
   }
 }
 
+void Nic::port_down(PacketReceiver& lost) {
+  Packet* lost_queue = port_.went_down(lost);
+  while (lost_queue != nullptr) {
+    Packet* packet = lost_queue;
+    lost_queue = packet->next;
+    packet->next = nullptr;
+    lost.receive(packet, 0);
+  }
+}
+
+void Nic::port_up() {
+  port_.come_up();
+  try_send();
+}
+
+void Nic::set_rate(BitRate rate) {
+  port_.set_rate(rate);
+  if (rate.bps() > 0) rate_ = rate;
+  try_send();
+}
+
 void Nic::start_pause_storm(int traffic_class) {
   storm_requested_ = true;
   storm_class_ = traffic_class;

@@ -43,6 +43,13 @@ class Nic final : public PacketReceiver, public PortOwner, private HostReceiver 
   void start_pause_storm(int traffic_class);
   void stop_pause_storm();
 
+  // The NIC's link went down: what its port held and whatever it sends until port_up() is lost to
+  // `lost`; the transport recovers it once the link is back, as after any loss.
+  void port_down(PacketReceiver& lost);
+  void port_up();
+  // The port's rate (0 holds everything until a rate is set again): its pacing cap follows.
+  void set_rate(BitRate rate);
+
   // Data moves between host memory and this NIC over `host` (host_link.hpp; the GPU reaches the NIC
   // through host memory, or a host TCP stack feeds it): sending waits for it, and data that arrives
   // waits in the NIC's receive buffer until the host has taken it. A backlog of `xoff` bytes pauses

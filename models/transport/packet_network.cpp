@@ -92,7 +92,8 @@ Flow& PacketNetwork::flow_for(std::int32_t source, std::int32_t destination,
                               std::uint32_t queue_pair) {
   const auto key = std::make_tuple(source, destination, queue_pair);
   if (const auto it = flow_ids_.find(key); it != flow_ids_.end()) return flows_[it->second];
-  if (!routing_.reachable(source, destination) || !routing_.reachable(destination, source)) {
+  const Routing& routing = this->routing();
+  if (!routing.reachable(source, destination) || !routing.reachable(destination, source)) {
     throw std::invalid_argument("no route between endpoints " + std::to_string(source) + " and " +
                                 std::to_string(destination));
   }
@@ -104,8 +105,8 @@ Flow& PacketNetwork::flow_for(std::int32_t source, std::int32_t destination,
   flow.destination = destination;
   flow.traffic_class = static_cast<std::uint8_t>(config_.transport.data_class);
   flow.entropy = queue_pair_entropy(seed_, source, destination, queue_pair);
-  flow.route_to_destination = switch_ports(routing_.path(source, destination, flow.entropy));
-  flow.route_to_source = switch_ports(routing_.path(destination, source, flow.entropy));
+  flow.route_to_destination = switch_ports(routing.path(source, destination, flow.entropy));
+  flow.route_to_source = switch_ports(routing.path(destination, source, flow.entropy));
   if (config_.transport.dcqcn) {
     flow.reaction_point.emplace(*config_.transport.dcqcn);
     flow.notification_point.emplace(config_.transport.dcqcn->cnp_interval);
@@ -191,6 +192,108 @@ void PacketNetwork::sample() {
                                                  this);
 }
 
+EgressPort& PacketNetwork::port_of(NodeId node, PortIndex port) {
+  if (routing_.topology().is_endpoint(node)) return nic(node).port();
+  return switch_node(node).port(port);
+}
+
+void PacketNetwork::set_cable_rate(CableId cable, BitRate rate) {
+  const Cable& c = routing_.topology().cable(cable);  // throws for an unknown cable
+  if (rate.bps() < 0) throw std::invalid_argument("a link rate cannot be negative");
+  for (const NodeId node : {c.a, c.b}) {
+    const PortIndex port = routing_.topology().port_of_cable(node, cable);
+    if (routing_.topology().is_endpoint(node)) {
+      nic(node).set_rate(rate);
+    } else {
+      switch_node(node).port(port).set_rate(rate);
+    }
+  }
+}
+
+void PacketNetwork::set_cable_down(CableId cable, bool down) {
+  const Cable& c = routing_.topology().cable(cable);
+  for (const NodeId node : {c.a, c.b}) {
+    const PortIndex port = routing_.topology().port_of_cable(node, cable);
+    const bool endpoint = routing_.topology().is_endpoint(node);
+    if (!down) {
+      if (endpoint) {
+        nic(node).port_up();
+      } else {
+        switch_node(node).port_up(port);
+      }
+      continue;
+    }
+    // First what is on the wire, then what waits for it.
+    cuts_.emplace_back(port_of(node, port).link(), lost_);
+    if (endpoint) {
+      nic(node).port_down(lost_);
+    } else {
+      switch_node(node).port_down(port, lost_);
+    }
+  }
+}
+
+void PacketNetwork::fail_cable(CableId cable) {
+  (void)routing_.topology().cable(cable);  // throws for an unknown cable
+  if (std::find(failed_cables_.begin(), failed_cables_.end(), cable) != failed_cables_.end()) {
+    return;
+  }
+  failed_cables_.push_back(cable);
+  set_cable_down(cable, true);
+  rerouted_ = std::make_unique<Routing>(routing_.topology(), failed_cables_);
+  const std::vector<CableId> failed{cable};
+  for (Flow& flow : flows_) {
+    if (crosses_any(flow, failed)) reroute(flow);
+  }
+}
+
+void PacketNetwork::restore_cable(CableId cable) {
+  (void)routing_.topology().cable(cable);  // throws for an unknown cable
+  const auto it = std::find(failed_cables_.begin(), failed_cables_.end(), cable);
+  if (it == failed_cables_.end()) return;
+  failed_cables_.erase(it);
+  set_cable_down(cable, false);
+  rerouted_ = failed_cables_.empty()
+                  ? nullptr
+                  : std::make_unique<Routing>(routing_.topology(), failed_cables_);
+  // Flows still on a failed cable had no other path: they may have one now.
+  for (Flow& flow : flows_) {
+    if (crosses_any(flow, failed_cables_)) reroute(flow);
+  }
+}
+
+bool PacketNetwork::crosses_any(const Flow& flow, const std::vector<CableId>& cables) const {
+  const Topology& topology = routing_.topology();
+  auto crosses = [&](NodeId from, const std::vector<std::uint16_t>& route) {
+    CableId cable = topology.ports(from)[0].cable;
+    NodeId node = topology.ports(from)[0].peer;
+    for (const std::uint16_t port : route) {
+      if (std::find(cables.begin(), cables.end(), cable) != cables.end()) return true;
+      if (port == kRouteEnd) break;
+      const Port& wire = topology.port(node, port);
+      cable = wire.cable;
+      node = wire.peer;
+    }
+    return false;
+  };
+  return crosses(flow.source, flow.route_to_destination) ||
+         crosses(flow.destination, flow.route_to_source);
+}
+
+bool PacketNetwork::reroute(Flow& flow) {
+  const Routing& routing = this->routing();
+  if (!routing.reachable(flow.source, flow.destination) ||
+      !routing.reachable(flow.destination, flow.source)) {
+    return false;  // stalls on its old path until a cable comes back
+  }
+  retired_routes_.push_back(std::move(flow.route_to_destination));
+  retired_routes_.push_back(std::move(flow.route_to_source));
+  flow.route_to_destination =
+      switch_ports(routing.path(flow.source, flow.destination, flow.entropy));
+  flow.route_to_source = switch_ports(routing.path(flow.destination, flow.source, flow.entropy));
+  return true;
+}
+
 std::int64_t PacketNetwork::messages_in_flight() const {
   std::int64_t count = 0;
   for (const Flow& flow : flows_) count += static_cast<std::int64_t>(flow.messages.size());
@@ -254,6 +357,7 @@ DataAccount PacketNetwork::data_account() const {
     account.dropped += nic->data_payload_dropped();
   }
   for (const auto& s : switches_) account.dropped += s->dropped_payload_bytes();
+  account.dropped += lost_.data_payload();
   for_each_port(
       [&](NodeId, const EgressPort& port) { account.in_fabric += port.data_payload_held(); });
   for_each_port([&](NodeId, const EgressPort& port) {

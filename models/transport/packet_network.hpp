@@ -15,9 +15,12 @@
 #include <tuple>
 #include <vector>
 
+#include "models/fabric/cut_link.hpp"
+#include "models/fabric/lost_packets.hpp"
 #include "models/fabric/routing.hpp"
 #include "models/fabric/switch.hpp"
 #include "models/fabric/topology.hpp"
+#include "models/transport/fabric_control.hpp"
 #include "models/transport/network.hpp"
 #include "models/transport/network_tables.hpp"
 #include "models/transport/nic.hpp"
@@ -39,7 +42,7 @@ struct DataAccount {
   std::int64_t in_fabric = 0;  // payload bytes in queues, serializers, links and NIC buffers
 };
 
-class PacketNetwork final : public Network, public MessageListener {
+class PacketNetwork final : public Network, public FabricControl, public MessageListener {
  public:
   PacketNetwork(Simulator& sim, const Routing& routing, const PacketNetworkConfig& config,
                 std::uint64_t seed, RecordBackend& output);
@@ -62,6 +65,14 @@ class PacketNetwork final : public Network, public MessageListener {
   // One host path of `rate` that the endpoints' NICs share (the interface a node's sockets use).
   void limit_endpoints(const std::vector<std::int32_t>& endpoints, BitRate rate);
 
+  // At packet level a failed cable loses the packets on it and those queued to go onto it, and the
+  // ports at its ends drop whatever is routed to them until it is restored; a queue pair moved to
+  // another path keeps its packets already on the old one going there (each packet carries its
+  // route), and its transport recovers what was lost (go-back-N on a NACK, or its timeout).
+  void set_cable_rate(CableId cable, BitRate rate) override;
+  void fail_cable(CableId cable) override;
+  void restore_cable(CableId cable) override;
+
   [[nodiscard]] Nic& nic(std::int32_t endpoint) {
     return *nics_[static_cast<std::size_t>(endpoint)];
   }
@@ -71,6 +82,8 @@ class PacketNetwork final : public Network, public MessageListener {
 
   // Messages sent and not yet acknowledged.
   [[nodiscard]] std::int64_t messages_in_flight() const;
+  // Data packets and their payload bytes lost to failed cables.
+  [[nodiscard]] std::int64_t packets_lost_to_failures() const { return lost_.data_packets(); }
   // Every packet whose serialization onto any link completed.
   [[nodiscard]] std::int64_t packet_hops() const;
   [[nodiscard]] DataAccount data_account() const;
@@ -86,6 +99,15 @@ class PacketNetwork final : public Network, public MessageListener {
 
   void sample();
   Flow& flow_for(std::int32_t source, std::int32_t destination, std::uint32_t queue_pair);
+  [[nodiscard]] const Routing& routing() const { return rerouted_ ? *rerouted_ : routing_; }
+  // The cables the flow's data and its answers cross now.
+  [[nodiscard]] bool crosses_any(const Flow& flow, const std::vector<CableId>& cables) const;
+  // Gives the flow the current routing's paths if it has them (the old ones are kept for the
+  // packets on them); true if it moved.
+  bool reroute(Flow& flow);
+  // The port at each end of the cable goes down (true) or comes up.
+  void set_cable_down(CableId cable, bool down);
+  [[nodiscard]] EgressPort& port_of(NodeId node, PortIndex port);
   template <class Visit>
   void for_each_port(Visit&& visit) const;
 
@@ -98,6 +120,11 @@ class PacketNetwork final : public Network, public MessageListener {
   std::vector<std::unique_ptr<Nic>> nics_;
   std::deque<HostLink> host_links_;  // those that limit_endpoint(s) gave NICs
   std::deque<Flow> flows_;
+  std::unique_ptr<Routing> rerouted_;  // without the failed cables, once one failed
+  std::vector<CableId> failed_cables_;
+  LostPackets lost_{packets_};
+  std::deque<CutLink> cuts_;                               // one per direction of each cut
+  std::deque<std::vector<std::uint16_t>> retired_routes_;  // packets on old paths still read them
   std::map<std::tuple<std::int32_t, std::int32_t, std::uint32_t>, std::uint32_t> flow_ids_;
   std::vector<MessageListener*> listeners_;  // by message id
   std::uint64_t next_message_ = 0;

@@ -12,22 +12,32 @@
 namespace lockstep {
 namespace {
 
+std::string applied_events(const LinkEventPlayer& link_events) {
+  return link_events.applied() == 0
+             ? std::string()
+             : "\nlink events applied " + std::to_string(link_events.applied());
+}
+
 // What a backend adds to the report after the flows are played.
-std::string packet_findings(const PacketNetwork& network, double wall_seconds) {
+std::string packet_findings(const PacketNetwork& network, double wall_seconds,
+                            const LinkEventPlayer& link_events) {
   const std::int64_t hops = network.packet_hops();
   const DataAccount account = network.data_account();
   char line[256];
   std::snprintf(line, sizeof line, "packet-hops %lld (%.2f M/s)", static_cast<long long>(hops),
                 static_cast<double>(hops) / wall_seconds * 1e-6);
+  const std::string lost = network.packets_lost_to_failures() == 0
+                               ? std::string()
+                               : ", lost to failed cables " +
+                                     std::to_string(network.packets_lost_to_failures()) +
+                                     " data packets";
   return std::string(line) + "\npause frames " + std::to_string(network.pause_frames_sent()) +
-         ", dropped payload " + format(Bytes(account.dropped));
+         ", dropped payload " + format(Bytes(account.dropped)) + lost + applied_events(link_events);
 }
 
 std::string flow_findings(const FlowNetwork& network, const LinkEventPlayer& link_events) {
   const FlowNetwork::Recomputations& r = network.recomputations();
-  const std::string events = link_events.applied() == 0
-                                 ? ""
-                                 : "\nlink events applied " + std::to_string(link_events.applied());
+  const std::string events = applied_events(link_events);
   if (r.count == 0) return "rate recomputations 0" + events;
   std::vector<std::int64_t> wall = r.wall_ns;
   std::sort(wall.begin(), wall.end());
@@ -60,20 +70,20 @@ RunSummary run_traffic(const LoadedScenario& loaded, Hdf5Output& output, bool sh
   std::unique_ptr<PacketNetwork> packet_network;
   std::unique_ptr<FlowNetwork> flow_network;
   Network* network = nullptr;
+  FabricControl* control = nullptr;
   if (network_config.model == NetworkModel::kPacket) {
     packet_network = std::make_unique<PacketNetwork>(sim, routing, packet_config,
                                                      scenario.simulation.seed, output);
     network = packet_network.get();
+    control = packet_network.get();
   } else {
     flow_network =
         std::make_unique<FlowNetwork>(sim, routing, flow_config, scenario.simulation.seed, output);
     network = flow_network.get();
+    control = flow_network.get();
   }
-  std::optional<LinkEventPlayer> link_events;
-  if (flow_network) {
-    link_events.emplace(sim, *flow_network,
-                        resolve_link_events(network_config.link_events, topology));
-  }
+  LinkEventPlayer link_events(sim, *control,
+                              resolve_link_events(network_config.link_events, topology));
   // The run ends with the last flow: periodic sampling would otherwise keep the clock going.
   TrafficDriver driver(sim, *network, loaded.flows, output,
                        TrafficDriverOptions{.stop_when_all_complete = true});
@@ -86,7 +96,7 @@ RunSummary run_traffic(const LoadedScenario& loaded, Hdf5Output& output, bool sh
                             });
   sim.set_monitor(&progress, ProgressReporter::kPeriodEvents);
   const auto wall_start = std::chrono::steady_clock::now();
-  if (link_events) link_events->start();
+  link_events.start();
   driver.start();
   RunOutcome outcome = sim.run(limit);
   const double wall =
@@ -115,8 +125,8 @@ RunSummary run_traffic(const LoadedScenario& loaded, Hdf5Output& output, bool sh
                       format_rounded(s.fct->median) + ", p99 " + format_rounded(s.fct->p99) +
                       ", max " + format_rounded(s.fct->max);
   }
-  summary.report += "\n" + (packet_network ? packet_findings(*packet_network, wall)
-                                           : flow_findings(*flow_network, *link_events));
+  summary.report += "\n" + (packet_network ? packet_findings(*packet_network, wall, link_events)
+                                           : flow_findings(*flow_network, link_events));
   if (outcome == RunOutcome::kDrained && !driver.all_complete()) {
     summary.report += "\nwarning: the network went idle with " +
                       std::to_string(s.flows - s.completed) + " flows unfinished";

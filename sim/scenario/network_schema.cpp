@@ -174,7 +174,10 @@ Schema<LinkEventConfig> link_event_schema() {
       .value("rate", &LinkEventConfig::rate, std::nullopt,
              "the cable's new rate both ways (0bps stops it unnoticed by routing)")
       .value("down", &LinkEventConfig::down, "false",
-             "the cable fails: both ways stop and flows move to other shortest paths");
+             "the cable fails: both ways stop, what is on it is lost (packet level) and flows move "
+             "to other shortest paths")
+      .value("up", &LinkEventConfig::up, "false",
+             "a failed cable works again at its rate; flows that had no path take one");
   return s;
 }
 
@@ -192,7 +195,7 @@ Schema<NetworkConfig> network_schema() {
       .value("sample_period", &NetworkConfig::sample_period, std::nullopt,
              "record port and flow counters this often (default: totals only)", above(Duration()))
       .list("link_events", &NetworkConfig::link_events, link_event_schema(),
-            "cable rate changes and failures during the run (flow level only)")
+            "cable rate changes, failures and repairs during the run")
       .check([](const NetworkConfig& network, const Schema<NetworkConfig>::Checker& report) {
         try {
           const Topology topology = build_topology(network.topology);
@@ -201,11 +204,6 @@ Schema<NetworkConfig> network_schema() {
           }
         } catch (const std::invalid_argument& e) {
           report.error("topology", e.what());
-        }
-        if (!network.link_events.empty() && network.model == NetworkModel::kPacket) {
-          report.error("link_events",
-                       "links change at run time at flow level only: set `model: flow` (the packet "
-                       "backend does not change links during a run yet)");
         }
       });
   return s;

@@ -113,20 +113,20 @@ class Running(CliTestCase):
         self.assertEqual(len(la.load_table(out, "flows")), 4)
 
 
-    def test_link_events_change_a_flow_level_run_and_are_refused_at_packet_level(self):
+    def test_link_events_change_a_run_at_either_level(self):
         # leaf0's uplink carries all four flows; at 10 Gb/s from the start, 8 MB take over 6.4 ms.
-        slow = ["--set", "network.model=flow",
-                "--set", "network.link_events=[{at: 0s, a: leaf0, b: spine0, rate: 10Gbps}]"]
-        out = self.dir / "slow.h5"
-        result = lockstep("run", VICTIM, "-o", out, *slow)
-        self.assert_exit(result, 0)
-        self.assertIn("lockstep: link events applied 1", result.stdout.splitlines())
-        self.assertGreater(int(la.load_table(out, "flows")["fct_ps"].max()), 6_400_000_000)
-        refused = lockstep("run", VICTIM, "-o", self.dir / "refused.h5", *slow[2:])
-        self.assert_exit(refused, 2)
-        self.assertIn("network.link_events: links change at run time at flow level only",
-                      refused.stderr)
-        self.assertFalse((self.dir / "refused.h5").exists())
+        slow = ["--set", "network.link_events=[{at: 0s, a: leaf0, b: spine0, rate: 10Gbps}]"]
+        for model in ("flow", "packet"):
+            out = self.dir / f"slow_{model}.h5"
+            result = lockstep("run", VICTIM, "-o", out, "--set", f"network.model={model}", *slow)
+            self.assert_exit(result, 0)
+            self.assertIn("lockstep: link events applied 1", result.stdout.splitlines())
+            self.assertGreater(int(la.load_table(out, "flows")["fct_ps"].max()), 6_400_000_000)
+        bad = lockstep("run", VICTIM, "-o", self.dir / "bad.h5", "--set",
+                       "network.link_events=[{at: 0s, a: leaf0, b: spine0, down: true, up: true}]")
+        self.assert_exit(bad, 2)
+        self.assertIn("network.link_events[0]: give one of `rate`", bad.stderr)
+        self.assertFalse((self.dir / "bad.h5").exists())
 
 
 def wait_for_the_clock_to_tick():

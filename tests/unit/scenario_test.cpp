@@ -142,7 +142,7 @@ std::string with_link_event(const std::string& model, const std::string& event) 
          event + "\ntraffic:\n  flows: [{source: 0, destination: 2, size: 1MB}]\n";
 }
 
-TEST_CASE("link events name existing cables, say what changes, and need the flow level") {
+TEST_CASE("link events name existing cables and say one thing that changes, at either level") {
   const Scenario s =
       scenario(with_link_event("flow", "{at: 5us, a: leaf0, b: spine1, down: true}"));
   REQUIRE(s.network->link_events.size() == 1);
@@ -153,11 +153,13 @@ TEST_CASE("link events name existing cables, say what changes, and need the flow
   CHECK(problems(with_link_event("flow", "{at: 5us, a: host0, b: spine0, rate: 1Gbps}")) ==
         Lines{"s.yaml:7:30: network.link_events[0].b: no cable joins host0 and spine0"});
   CHECK(problems(with_link_event("flow", "{at: 5us, a: leaf0, b: host1}")) ==
-        Lines{"s.yaml:7:7: network.link_events[0]: give either `rate` (the cable's new rate) or "
-              "`down: true`"});
-  CHECK(problems(with_link_event("packet", "{at: 5us, a: leaf0, b: host1, down: true}")) ==
-        Lines{"s.yaml:7:5: network.link_events: links change at run time at flow level only: set "
-              "`model: flow` (the packet backend does not change links during a run yet)"});
+        Lines{"s.yaml:7:7: network.link_events[0]: give one of `rate` (the cable's new rate), "
+              "`down: true` or `up: true`"});
+  CHECK(problems(with_link_event("flow", "{at: 5us, a: leaf0, b: host1, down: true, up: true}")) ==
+        Lines{"s.yaml:7:7: network.link_events[0]: give one of `rate` (the cable's new rate), "
+              "`down: true` or `up: true`"});
+  CHECK(problems(with_link_event("packet", "{at: 5us, a: leaf0, b: host1, down: true}")).empty());
+  CHECK(problems(with_link_event("packet", "{at: 5us, a: leaf0, b: host1, up: true}")).empty());
 }
 
 TEST_CASE("a YAML syntax error gives its line and column") {
