@@ -16,28 +16,11 @@
 #include "models/collective/nccl_protocol.hpp"
 #include "models/fabric/routing.hpp"
 #include "models/node/node_preset.hpp"
+#include "models/node/server_config.hpp"
 #include "models/transport/network_config.hpp"
 #include "sim/core/simulator.hpp"
 
 namespace lockstep {
-
-// How data crosses the fabric: RDMA (GPUDirect, at the NIC's rate), or NCCL's socket transport,
-// the fallback when NCCL finds no usable RDMA device (or NCCL_IB_DISABLE=1). Over sockets each
-// NIC's host stack sustains what NCCL reached over 100 Gb/s TCP: 4-6 GB/s of all-reduce bus
-// bandwidth, below half the line rate (NVIDIA/nccl issues 450 and 398, reference.md section 1);
-// lockstep takes 5 GB/s per NIC, whatever the NIC's rate, since the CPU is the limit.
-// Sockets run over each NIC's own interface (IPoIB or RoCE netdevs, one per GPU) unless the setup
-// names one host interface per node that NCCL picked instead (NCCL_SOCKET_IFNAME on a front-end
-// Ethernet port, say): then the node's GPUs share it, at its rate or the socket stack's, whichever
-// is lower.
-enum class FabricTransport { kRdma, kSocket };
-inline constexpr BitRate kSocketThroughput = BitRate::gbps(40);
-
-// A NIC that its GPU reaches through host memory (the NIC on the other CPU socket, so NCCL turns
-// GPUDirect RDMA off, or GPUDirect off altogether) moves data at half its rate each way: NCCL over
-// 100 Gb/s InfiniBand without GPUDirect reached 6 GB/s of bus bandwidth, half of the 12 expected
-// (NVIDIA/nccl issue 465; not in reference.md, the nearest measurement found).
-inline constexpr double kHostStagedShare = 0.5;
 
 struct CollectiveSetup {
   NetworkConfig fabric;

@@ -21,6 +21,7 @@
 #include <optional>
 
 #include "models/collective/communicator.hpp"
+#include "models/collective/nccl_choice.hpp"
 #include "models/collective/nccl_tests.hpp"
 #include "models/fabric/topology_config.hpp"
 #include "models/node/collective_timing.hpp"
@@ -106,22 +107,6 @@ TableLayout result_layout() {
                       column("algorithm", &Row::algorithm), column("protocol", &Row::protocol)});
 }
 
-// The (algorithm, protocol) pairs allowed for the operation, as NCCL enables them: Tree and NVLS
-// for all-reduce only, NVLS with Simple only and where the NVSwitch reduces.
-std::vector<std::pair<NcclAlgorithm, NcclProtocol>> candidates(
-    CollectiveOp op, const std::vector<NcclAlgorithm>& algorithms,
-    const std::vector<NcclProtocol>& protocols, bool nvls_available) {
-  std::vector<std::pair<NcclAlgorithm, NcclProtocol>> out;
-  for (const NcclAlgorithm a : algorithms) {
-    if (a != NcclAlgorithm::kRing && op != CollectiveOp::kAllReduce) continue;
-    if (a == NcclAlgorithm::kNvls && !nvls_available) continue;
-    for (const NcclProtocol p : protocols) {
-      if (a != NcclAlgorithm::kNvls || p == NcclProtocol::kSimple) out.emplace_back(a, p);
-    }
-  }
-  return out;
-}
-
 // An option's value, else the environment variable NCCL users set, else automatic.
 std::string option_or_environment(const std::string& option, const char* variable) {
   if (!option.empty()) return option;
@@ -129,9 +114,9 @@ std::string option_or_environment(const std::string& option, const char* variabl
   return value == nullptr ? "" : value;
 }
 
-// A rail-optimized fabric for `nodes` servers of the preset: one rail per GPU, a spine per rail
-// and as many uplinks per rail switch as it has NICs (rounded up to a multiple of the spines), so
-// that NICs on different rails reach each other without oversubscription. NCCL's 4096 B MTU.
+// `nodes` servers of the preset on a rail-optimized fabric: one rail per GPU, a spine per rail and
+// as many uplinks per rail switch as it has NICs (rounded up to a multiple of the spines), so that
+// NICs on different rails reach each other without oversubscription. NCCL's 4096 B MTU.
 std::string cluster_scenario(std::int64_t nodes, const NodePreset& preset, std::uint64_t seed,
                              const std::string& model) {
   const std::int64_t gpus = preset.gpus;
@@ -144,7 +129,8 @@ std::string cluster_scenario(std::int64_t nodes, const NodePreset& preset, std::
          std::to_string(nodes) + ", nics_per_server: " + std::to_string(gpus) +
          ", spines: " + std::to_string(nodes > 1 ? gpus : 0) +
          ", uplinks_per_rail_switch: " + std::to_string(nodes > 1 ? uplinks : 0) +
-         "}\n  transport:\n    payload: 4096B\n";
+         "}\n  transport:\n    payload: 4096B\nservers:\n  preset: " + preset.name +
+         "\n  gpus: " + std::to_string(gpus) + "\n";
 }
 
 }  // namespace
@@ -250,29 +236,41 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   }
 
   if (channels > 64) problems.push_back("--channels: at most 64, as in NCCL");
-  if (transport != "rdma" && transport != "socket") {
-    problems.push_back("--transport " + transport + ": rdma or socket");
-  }
-  const Parsed<BitRate> interface_rate = parse_bit_rate(socket_interface);
-  if (!socket_interface.empty() && (!interface_rate || interface_rate.value->bps() <= 0)) {
-    problems.push_back("--socket-interface " + socket_interface + ": a rate such as 25Gbps" +
-                       (interface_rate ? "" : " (" + interface_rate.error + ")"));
-  }
-  // NCCL users force the socket fallback this way.
-  const char* ib_disable = std::getenv("NCCL_IB_DISABLE");
-  if (vm.count("transport") == 0 && ib_disable != nullptr && std::string(ib_disable) == "1") {
-    transport = "socket";
-  }
-  if (!socket_interface.empty() && transport != "socket") {
-    problems.push_back(
-        "--socket-interface applies to sockets: --transport socket or "
-        "NCCL_IB_DISABLE=1");
-  }
   if (!problems.empty()) {
     for (const std::string& p : problems) std::cerr << "lockstep nccl-tests: " << p << "\n";
     return exit_code::kBadInput;
   }
   if (vm.count("gpus-per-node") != 0) preset->gpus = gpus_per_node;
+
+  // The flags that describe the machines are the scenario's `servers` and `hosts` keys, set as
+  // overrides ahead of the user's --set: a run with them is the scenario /meta/scenario records.
+  std::vector<Override> overrides;
+  auto set = [&overrides](const std::string& assignment, const std::string& origin) {
+    overrides.push_back(Override{assignment, origin});
+  };
+  const char* ib_disable = std::getenv("NCCL_IB_DISABLE");
+  if (vm.count("transport") != 0) {
+    set("hosts.transport=" + transport, "--transport " + transport);
+  } else if (ib_disable != nullptr && std::string(ib_disable) == "1") {
+    set("hosts.transport=socket", "NCCL_IB_DISABLE=1");  // how NCCL users force the fallback
+  }
+  if (!socket_interface.empty()) {
+    set("hosts.socket_interface=" + socket_interface, "--socket-interface " + socket_interface);
+  }
+  if (!staged_nics.empty()) {
+    std::string list;
+    for (const std::int32_t r : staged_nics) list += (list.empty() ? "" : ", ") + std::to_string(r);
+    set("hosts.nics_on_other_socket=[" + list + "]", "--nic-on-other-socket " + list);
+  }
+  if (no_gpudirect) set("hosts.gpudirect=false", "--no-gpudirect");
+  if (!on_servers && vm.count("preset") != 0) {
+    set("servers.preset=" + preset_name, "--preset " + preset_name);
+  }
+  if (!on_servers && vm.count("gpus-per-node") != 0) {
+    set("servers.gpus=" + std::to_string(gpus_per_node),
+        "--gpus-per-node " + std::to_string(gpus_per_node));
+  }
+  for (const Override& o : scenario_arguments.overrides()) overrides.push_back(o);
 
   std::optional<LoadedScenario> loaded;
   std::string where;
@@ -281,8 +279,8 @@ int nccl_tests_command(const std::vector<std::string>& args) {
     where = std::to_string(nodes) + " x " + preset->name + " (" + std::to_string(preset->gpus) +
             " GPUs each)";
     default_output = preset->name + "-" + op_name + ".h5";
-    const ScenarioLoad load = load_scenario_text(cluster_scenario(nodes, *preset, 1, model),
-                                                 "--nodes", scenario_arguments.overrides());
+    const ScenarioLoad load =
+        load_scenario_text(cluster_scenario(nodes, *preset, 1, model), "--nodes", overrides);
     if (!load.loaded) {
       for (const Diagnostic& d : load.diagnostics.all()) std::cerr << d.to_string() << "\n";
       return exit_code::kBadInput;
@@ -292,7 +290,7 @@ int nccl_tests_command(const std::vector<std::string>& args) {
     const std::filesystem::path scenario_path = scenario_arguments.scenario_path();
     where = "scenario " + scenario_path.string();
     default_output = scenario_path.stem().string() + "-" + op_name + ".h5";
-    loaded = load_or_report("nccl-tests", scenario_path, scenario_arguments.overrides());
+    loaded = load_or_report("nccl-tests", scenario_path, overrides);
     if (!loaded) return exit_code::kBadInput;
     if (!loaded->scenario.network) {
       std::cerr << scenario_path.string()
@@ -310,25 +308,20 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   if (!output_writable("nccl-tests", output)) return exit_code::kBadInput;
 
   install_interrupt_handlers();
+  const Scenario& scenario = loaded->scenario;
+  const HostsConfig hosts = scenario.hosts.value_or(HostsConfig{});
   CollectiveSetup setup;
-  setup.fabric = *loaded->scenario.network;
-  setup.seed = loaded->scenario.simulation.seed;
-  setup.transport = transport == "socket" ? FabricTransport::kSocket : FabricTransport::kRdma;
-  setup.host_staged_nics = staged_nics;
+  setup.fabric = *scenario.network;
+  setup.seed = scenario.simulation.seed;
+  setup.transport = hosts.transport;
+  setup.socket_interface = hosts.socket_interface;
   setup.communicator = *communicator;
-  if (!socket_interface.empty()) setup.socket_interface = *interface_rate.value;
-  if (on_servers) setup.node = preset;
-  setup.channels = channels > 0 ? channels : (on_servers ? preset->gpus : 1);
+  if (scenario.servers) setup.node = server_node(*scenario.servers);
+  setup.channels = channels > 0 ? channels : (setup.node ? setup.node->gpus : 1);
   const Topology topology = build_topology(setup.fabric.topology);
   const Routing routing(topology);
   const std::int32_t cluster_ranks = topology.endpoint_count();
-  for (const std::int32_t r : setup.host_staged_nics) {
-    if (r < 0 || r >= cluster_ranks) {
-      std::cerr << "lockstep nccl-tests: --nic-on-other-socket " << r << ": there are ranks 0 to "
-                << cluster_ranks - 1 << "\n";
-      return exit_code::kBadInput;
-    }
-  }
+  setup.host_staged_nics = host_staged_nics(hosts, cluster_ranks);
   CommunicatorLayout layout;
   try {
     layout = communicator_of(setup, cluster_ranks);
@@ -337,17 +330,14 @@ int nccl_tests_command(const std::vector<std::string>& args) {
     return exit_code::kBadInput;
   }
   const std::int64_t ranks = static_cast<std::int64_t>(layout.members.size());
-  // One node whose NVSwitch reduces, as NCCL requires without CollNet.
-  const bool nvls_available = on_servers && layout.nodes == 1 && preset->nvlink_sharp;
-  if (candidates(*op, *algorithms, *protocols, nvls_available).empty()) {
+  const bool nvls = setup.node && nvls_available(setup.node->nvlink_sharp, layout.nodes);
+  const std::vector<std::pair<NcclAlgorithm, NcclProtocol>> pairs =
+      runnable_pairs(*op, *algorithms, *protocols, nvls);
+  if (pairs.empty()) {
     std::cerr << "lockstep nccl-tests: no allowed algorithm and protocol run " << op_name
               << " here (Tree, NVLS and Hierarchical run all_reduce only; NVLS needs Simple and "
                  "GPUs of one dgx-h100 or dgx-h200 node)\n";
     return exit_code::kBadInput;
-  }
-  if (no_gpudirect) {
-    setup.host_staged_nics.clear();
-    for (std::int32_t r = 0; r < cluster_ranks; ++r) setup.host_staged_nics.push_back(r);
   }
   Hdf5Output file(output);
   file.write_meta_text("scenario", loaded->resolved_yaml);
@@ -359,10 +349,10 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   std::cout << "# lockstep nccl-tests " << op_name << ": " << ranks << " ranks on " << where
             << ", fabric at " << (setup.fabric.model == NetworkModel::kPacket ? "packet" : "flow")
             << " level over "
-            << (transport != "socket" ? "RDMA"
-                : socket_interface.empty()
+            << (setup.transport != FabricTransport::kSocket ? "RDMA"
+                : !setup.socket_interface
                     ? "sockets"
-                    : "sockets on one " + socket_interface + " interface per node")
+                    : "sockets on one " + format(*setup.socket_interface) + " interface per node")
             << ", "
             << (setup.host_staged_nics.empty() ? ""
                                                : std::to_string(setup.host_staged_nics.size()) +
@@ -384,7 +374,7 @@ int nccl_tests_command(const std::vector<std::string>& args) {
       // Automatic: the fastest of the allowed pairs, as NCCL's tuner means to pick it.
       std::optional<TimedCollective> timed;
       std::pair<NcclAlgorithm, NcclProtocol> chosen{};
-      for (const auto& [a, p] : candidates(*op, *algorithms, *protocols, nvls_available)) {
+      for (const auto& [a, p] : pairs) {
         std::optional<TimedCollective> run;
         try {
           run = time_collective(setup, routing, *op, shape.size, a, p, &relay_interrupts,

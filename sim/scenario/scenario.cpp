@@ -7,6 +7,7 @@
 
 #include "sim/scenario/job_schema.hpp"
 #include "sim/scenario/network_schema.hpp"
+#include "sim/scenario/server_schema.hpp"
 #include "sim/scenario/traffic_schema.hpp"
 
 namespace lockstep {
@@ -30,11 +31,43 @@ const Schema<Scenario>& scenario_schema() {
         .optional_section(
             "network", &Scenario::network, network_schema(),
             "the cluster network (topology, switches, transport), at packet or flow level")
+        .optional_section("servers", &Scenario::servers, servers_schema(),
+                          "GPU servers at the fabric's endpoints: GPUs x servers = endpoints, "
+                          "rank = server x GPUs + GPU (default: one rank per endpoint)")
+        .optional_section("hosts", &Scenario::hosts, hosts_schema(),
+                          "how each rank's data reaches its NIC and crosses the fabric")
         .optional_section("traffic", &Scenario::traffic, traffic_schema(),
                           "flows to run on the network");
     return s;
   }();
   return schema;
+}
+
+// Servers and hosts against the fabric they sit on.
+void check_machines(const Scenario& s, const Schema<Scenario>::Checker& report) {
+  std::int32_t endpoints = 0;
+  try {
+    endpoints = build_topology(s.network->topology).endpoint_count();
+  } catch (const std::invalid_argument&) {
+    return;  // the network section reported it
+  }
+  if (s.servers) {
+    const std::int32_t gpus = server_node(*s.servers)->gpus;
+    if (endpoints % gpus != 0) {
+      report.error("servers.gpus", std::to_string(gpus) + " GPUs per server do not divide the " +
+                                       std::to_string(endpoints) + " endpoints of the fabric");
+    }
+  }
+  if (s.hosts) {
+    const std::vector<std::int32_t>& staged = s.hosts->nics_on_other_socket;
+    for (std::size_t i = 0; i < staged.size(); ++i) {
+      if (staged[i] >= endpoints) {
+        report.error("hosts.nics_on_other_socket[" + std::to_string(i) + "]",
+                     "no rank " + std::to_string(staged[i]) + " (ranks 0 to " +
+                         std::to_string(endpoints - 1) + ")");
+      }
+    }
+  }
 }
 
 // Rules across sections, and the traffic expanded against the topology it will run on.
@@ -51,6 +84,10 @@ std::vector<FlowSpec> check_what_runs(const Scenario& s, const YAML::Node& root,
     report.error("traffic", "a scenario runs a `job` or `traffic`, not both (yet)");
   }
   if (s.traffic && !s.network) report.error("traffic", "traffic needs a `network` to run on");
+  if ((s.servers || s.hosts) && !s.network) {
+    report.error(s.servers ? "servers" : "hosts", "needs a `network` whose endpoints they sit at");
+  }
+  if (s.network && (s.servers || s.hosts)) check_machines(s, report);
   if (!s.traffic || !s.network) return {};
   std::vector<FlowSpec> flows;
   try {

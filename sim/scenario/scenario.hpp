@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "models/node/server_config.hpp"
 #include "models/transport/network_config.hpp"
 #include "models/transport/traffic_config.hpp"
 #include "models/workload/data_parallel_job_config.hpp"
@@ -29,6 +30,8 @@ struct Scenario {
   SimulationConfig simulation;
   std::optional<DataParallelJobConfig> job;
   std::optional<NetworkConfig> network;
+  std::optional<ServersConfig> servers;
+  std::optional<HostsConfig> hosts;
   std::optional<TrafficConfig> traffic;
 };
 

@@ -296,6 +296,44 @@ class Schema {
     return *this;
   }
 
+  // A list of ranks (whole numbers from 0), e.g. [9] or [0, 9]; absent means empty. Whether each
+  // exists is for a check that knows the cluster.
+  Schema& rank_list(std::string name, std::vector<std::int32_t> Config::*member,
+                    std::string description) {
+    Field f;
+    f.name = name;
+    f.decode = [=](const YAML::Node& node, const YAML::Node&, const std::string& path, Config& out,
+                   DecodeContext& context) {
+      (out.*member).clear();
+      if (!node.IsDefined() || node.IsNull()) return;
+      if (!node.IsSequence()) {
+        context.error(node, path, "expected a list of ranks, e.g. [9]");
+        return;
+      }
+      for (std::size_t i = 0; i < node.size(); ++i) {
+        const Parsed<std::int32_t> rank =
+            node[i].IsScalar() ? Codec<std::int32_t>::parse(node[i].Scalar())
+                               : Parsed<std::int32_t>{std::nullopt, "expected a whole number"};
+        if (!rank || *rank.value < 0) {
+          context.error(node[i], path + "[" + std::to_string(i) + "]",
+                        rank ? "a rank is 0 or more" : rank.error);
+          continue;
+        }
+        (out.*member).push_back(*rank.value);
+      }
+    };
+    f.encode = [=](const Config& config, YAML::Emitter& emitter) {
+      emitter << YAML::Key << name << YAML::Value << YAML::Flow << YAML::BeginSeq;
+      for (const std::int32_t rank : config.*member) emitter << rank;
+      emitter << YAML::EndSeq;
+    };
+    f.document = [=](const std::string& path, std::vector<KeyDoc>& out) {
+      out.push_back(KeyDoc{path, "list of ranks", "empty", description});
+    };
+    fields_.push_back(std::move(f));
+    return *this;
+  }
+
   // A sequence of mappings of one shape; absent means empty.
   template <class Sub>
   Schema& list(std::string name, std::vector<Sub> Config::*member, Schema<Sub> sub_schema,

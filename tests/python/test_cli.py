@@ -26,6 +26,7 @@ SMALL = ["--set", "job.ranks=8", "--set", "job.steps=3",
 # The fastest fabric scenario (about 0.1 s; incast.yaml takes about 0.3 s, permutation.yaml 0.7 s).
 VICTIM = SOURCE / "scenarios" / "fabric" / "victim.yaml"
 COLLECTIVES = SOURCE / "scenarios" / "collectives" / "leaf_spine_16.yaml"
+SERVERS = SOURCE / "scenarios" / "collectives" / "dgx_h100_2_nodes.yaml"
 
 
 def lockstep(*args, cwd=None):
@@ -334,6 +335,28 @@ class NcclTests(CliTestCase):
         self.assertRegex(la.meta(out)["scenario"], r"(?m)^    kind: rail_optimized$")
         self.assertEqual(la.meta(out)["scenario_file"], "--nodes 2 --preset dgx-h100")
 
+    def test_server_flags_are_scenario_keys_and_a_scenario_file_runs_the_same_sweep(self):
+        # The flags set the scenario's `servers` and `hosts` keys: the shipped file with the same
+        # keys gives the same tables, at either fabric level, over RDMA or sockets.
+        for flags, sets in [(["--nic-on-other-socket", "9", "-e", "64M"], ["-e", "64M"]),
+                            (["--nic-on-other-socket", "9", "--model", "packet", "-e", "1M"],
+                             ["--set", "network.model=packet", "-e", "1M"]),
+                            (["--transport", "socket", "--socket-interface", "25Gbps", "-e", "64M"],
+                             ["--set", "hosts.nics_on_other_socket=[]", "--set",
+                              "hosts.transport=socket", "--set", "hosts.socket_interface=25Gbps",
+                              "-e", "64M"])]:
+            sweep = ["-b", "1M", "-f", "8"]
+            by_flags, by_file = self.dir / "flags.h5", self.dir / "file.h5"
+            result = lockstep("nccl-tests", "all_reduce", "--nodes", "2", *sweep, *flags,
+                              "-o", by_flags)
+            self.assert_exit(result, 0)
+            result = lockstep("nccl-tests", "all_reduce", SERVERS, *sweep, *sets, "-o", by_file)
+            self.assert_exit(result, 0)
+            for table in ("nccl_tests", "nccl_tests_ranks"):
+                self.assertTrue(la.load_table(by_flags, table).equals(la.load_table(by_file, table)),
+                                f"{table} differs for {flags}")
+            self.assertIn("hosts:", la.meta(by_flags)["scenario"])
+
     def test_servers_and_a_scenario_exclude_each_other_and_presets_are_checked(self):
         for args, message in [(["all_reduce", COLLECTIVES, "--nodes", "2"], "not both"),
                               (["all_reduce", "--nodes", "2", "--preset", "dgx-b300"],
@@ -365,11 +388,15 @@ class NcclTests(CliTestCase):
                               (["all_gather", COLLECTIVES, "--algo", "Tree"], "run all_reduce only"),
                               (["all_reduce", COLLECTIVES, "--channels", "65"], "at most 64"),
                               (["all_reduce", "--nodes", "2", "--nic-on-other-socket", "16"],
-                               "there are ranks 0 to 15"),
+                               "hosts.nics_on_other_socket[0]: no rank 16 (ranks 0 to 15)"),
                               (["all_reduce", "--nodes", "2", "--socket-interface", "25Gbps"],
-                               "--socket-interface applies to sockets"),
+                               "hosts.socket_interface: applies to sockets"),
                               (["all_reduce", "--nodes", "2", "--transport", "socket",
-                                "--socket-interface", "fast"], "a rate such as 25Gbps"),
+                                "--socket-interface", "fast"], "hosts.socket_interface"),
+                              (["all_reduce", "--nodes", "2", "--transport", "tcp"],
+                               "'tcp' is not one of rdma, socket"),
+                              (["all_reduce", SERVERS, "--set", "servers.gpus=3"],
+                               "servers.gpus: 3 GPUs per server do not divide the 16 endpoints"),
                               (["all_reduce", "--nodes", "2", "--ranks", "0-99999999"],
                                "--ranks 0-99999999: a list like 0-3,8-11"),
                               (["all_reduce", "--nodes", "2", "--ranks", "0-2,8"],

@@ -242,3 +242,49 @@ TEST_CASE("a missing scenario file is reported by name") {
 
 }  // namespace
 }  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+// Two servers of 4 GPUs: a leaf-spine of 8 endpoints.
+std::string with_machines(const std::string& machines) {
+  return "network:\n  model: flow\n  topology:\n    kind: leaf_spine\n    leaf_spine: {leaves: 2, "
+         "spines: 2, hosts_per_leaf: 4, uplinks_per_leaf: 2}\n" +
+         machines;
+}
+
+TEST_CASE("servers and hosts describe the machines at the fabric's endpoints and are checked") {
+  const Scenario s = scenario(with_machines(
+      "servers: {preset: dgx-a100, gpus: 4}\nhosts: {transport: socket, socket_interface: 25Gbps, "
+      "nics_on_other_socket: [1, 6]}\n"));
+  REQUIRE(s.servers);
+  REQUIRE(s.hosts);
+  const std::optional<NodePreset> node = server_node(*s.servers);
+  REQUIRE(node);
+  CHECK(node->name == "dgx-a100");
+  CHECK(node->gpus == 4);
+  CHECK(s.hosts->transport == FabricTransport::kSocket);
+  CHECK(s.hosts->socket_interface == BitRate::gbps(25));
+  CHECK(host_staged_nics(*s.hosts, 8) == std::vector<std::int32_t>{1, 6});
+  HostsConfig no_gpudirect = *s.hosts;
+  no_gpudirect.gpudirect = false;
+  CHECK(host_staged_nics(no_gpudirect, 3) == std::vector<std::int32_t>{0, 1, 2});
+
+  CHECK(problems(with_machines("servers: {gpus: 3}\n")) ==
+        Lines{"s.yaml:6:17: servers.gpus: 3 GPUs per server do not divide the 8 endpoints of the "
+              "fabric"});
+  CHECK(problems(with_machines("servers: {preset: dgx-b200}\n")) ==
+        Lines{"s.yaml:6:19: servers.preset: 'dgx-b200' is not one of dgx-a100, dgx-h100, dgx-h200 "
+              "(did you mean 'dgx-h200'?)"});
+  CHECK(problems(with_machines("hosts: {nics_on_other_socket: [2, 8]}\n")) ==
+        Lines{"s.yaml:6:35: hosts.nics_on_other_socket[1]: no rank 8 (ranks 0 to 7)"});
+  CHECK(problems(with_machines("hosts: {socket_interface: 25Gbps}\n")) ==
+        Lines{"s.yaml:6:27: hosts.socket_interface: applies to sockets: set `transport: socket`"});
+  CHECK(problems(with_machines("hosts: {nics_on_other_socket: [-1]}\n")) ==
+        Lines{"s.yaml:6:32: hosts.nics_on_other_socket[0]: a rank is 0 or more"});
+  CHECK(problems("job: {ranks: 8}\nservers: {preset: dgx-h100}\n") ==
+        Lines{"s.yaml:2:10: servers: needs a `network` whose endpoints they sit at"});
+}
+
+}  // namespace
+}  // namespace lockstep
