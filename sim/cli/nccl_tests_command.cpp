@@ -20,11 +20,11 @@
 #include <memory>
 #include <optional>
 
+#include "models/cluster/collective_timing.hpp"
 #include "models/collective/communicator.hpp"
 #include "models/collective/nccl_choice.hpp"
 #include "models/collective/nccl_tests.hpp"
 #include "models/fabric/topology_config.hpp"
-#include "models/node/collective_timing.hpp"
 #include "models/node/node_preset.hpp"
 #include "models/transport/network_config.hpp"
 #include "sim/cli/checked_inputs.hpp"
@@ -311,17 +311,16 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   const Scenario& scenario = loaded->scenario;
   const HostsConfig hosts = scenario.hosts.value_or(HostsConfig{});
   CollectiveSetup setup;
-  setup.fabric = *scenario.network;
-  setup.seed = scenario.simulation.seed;
-  setup.transport = hosts.transport;
-  setup.socket_interface = hosts.socket_interface;
+  setup.cluster.fabric = *scenario.network;
+  setup.cluster.seed = scenario.simulation.seed;
+  setup.cluster.hosts = hosts;
+  if (scenario.servers) setup.cluster.servers = server_node(*scenario.servers);
+  const std::optional<NodePreset>& servers = setup.cluster.servers;
   setup.communicator = *communicator;
-  if (scenario.servers) setup.node = server_node(*scenario.servers);
-  setup.channels = channels > 0 ? channels : (setup.node ? setup.node->gpus : 1);
-  const Topology topology = build_topology(setup.fabric.topology);
+  setup.channels = channels > 0 ? channels : (servers ? servers->gpus : 1);
+  const Topology topology = build_topology(setup.cluster.fabric.topology);
   const Routing routing(topology);
   const std::int32_t cluster_ranks = topology.endpoint_count();
-  setup.host_staged_nics = host_staged_nics(hosts, cluster_ranks);
   CommunicatorLayout layout;
   try {
     layout = communicator_of(setup, cluster_ranks);
@@ -330,7 +329,7 @@ int nccl_tests_command(const std::vector<std::string>& args) {
     return exit_code::kBadInput;
   }
   const std::int64_t ranks = static_cast<std::int64_t>(layout.members.size());
-  const bool nvls = setup.node && nvls_available(setup.node->nvlink_sharp, layout.nodes);
+  const bool nvls = servers && nvls_available(servers->nvlink_sharp, layout.nodes);
   const std::vector<std::pair<NcclAlgorithm, NcclProtocol>> pairs =
       runnable_pairs(*op, *algorithms, *protocols, nvls);
   if (pairs.empty()) {
@@ -339,24 +338,25 @@ int nccl_tests_command(const std::vector<std::string>& args) {
                  "GPUs of one dgx-h100 or dgx-h200 node)\n";
     return exit_code::kBadInput;
   }
+  const std::vector<std::int32_t> staged = host_staged_nics(hosts, cluster_ranks);
   Hdf5Output file(output);
   file.write_meta_text("scenario", loaded->resolved_yaml);
   file.write_meta_text("scenario_file",
                        on_servers ? "--nodes " + std::to_string(nodes) + " --preset " + preset_name
                                   : scenario_arguments.scenario_path().string());
-  file.write_meta_integer("seed", static_cast<std::int64_t>(setup.seed));
+  file.write_meta_integer("seed", static_cast<std::int64_t>(setup.cluster.seed));
   file.write_meta_text("version", LOCKSTEP_VERSION);
   std::cout << "# lockstep nccl-tests " << op_name << ": " << ranks << " ranks on " << where
-            << ", fabric at " << (setup.fabric.model == NetworkModel::kPacket ? "packet" : "flow")
+            << ", fabric at "
+            << (setup.cluster.fabric.model == NetworkModel::kPacket ? "packet" : "flow")
             << " level over "
-            << (setup.transport != FabricTransport::kSocket ? "RDMA"
-                : !setup.socket_interface
+            << (hosts.transport != FabricTransport::kSocket ? "RDMA"
+                : !hosts.socket_interface
                     ? "sockets"
-                    : "sockets on one " + format(*setup.socket_interface) + " interface per node")
+                    : "sockets on one " + format(*hosts.socket_interface) + " interface per node")
             << ", "
-            << (setup.host_staged_nics.empty() ? ""
-                                               : std::to_string(setup.host_staged_nics.size()) +
-                                                     " NIC(s) through host memory, ")
+            << (staged.empty() ? ""
+                               : std::to_string(staged.size()) + " NIC(s) through host memory, ")
             << setup.channels << " ring channel(s), algorithm "
             << (algo_text.empty() ? "auto" : algo_text) << ", protocol "
             << (proto_text.empty() ? "auto" : proto_text) << "\n#\n";

@@ -2,6 +2,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "models/cluster/cluster.hpp"
 #include "models/fabric/topology_config.hpp"
 #include "models/transport/link_events.hpp"
 #include "models/transport/traffic_driver.hpp"
@@ -63,25 +64,17 @@ RunSummary run_traffic(const LoadedScenario& loaded, Hdf5Output& output, bool sh
   const NetworkConfig& network_config = *scenario.network;
   const Topology topology = build_topology(network_config.topology);
   const Routing routing(topology);
-  const BitRate nic_rate = topology.cable(topology.ports(0)[0].cable).rate;
-  const PacketNetworkConfig packet_config = packet_network_config(network_config, nic_rate);
-  const FlowNetworkConfig flow_config = flow_network_config(network_config);
   Simulator sim;
-  std::unique_ptr<PacketNetwork> packet_network;
-  std::unique_ptr<FlowNetwork> flow_network;
-  Network* network = nullptr;
-  FabricControl* control = nullptr;
-  if (network_config.model == NetworkModel::kPacket) {
-    packet_network = std::make_unique<PacketNetwork>(sim, routing, packet_config,
-                                                     scenario.simulation.seed, output);
-    network = packet_network.get();
-    control = packet_network.get();
-  } else {
-    flow_network =
-        std::make_unique<FlowNetwork>(sim, routing, flow_config, scenario.simulation.seed, output);
-    network = flow_network.get();
-    control = flow_network.get();
-  }
+  ClusterSpec spec;
+  spec.fabric = network_config;
+  spec.seed = scenario.simulation.seed;
+  if (scenario.servers) spec.servers = server_node(*scenario.servers);
+  spec.hosts = scenario.hosts.value_or(HostsConfig{});
+  Cluster cluster(sim, spec, routing, output);
+  Network* network = &cluster.network();
+  FabricControl* control = &cluster.fabric();
+  PacketNetwork* packet_network = cluster.packet_fabric();
+  FlowNetwork* flow_network = cluster.flow_fabric();
   LinkEventPlayer link_events(sim, *control,
                               resolve_link_events(network_config.link_events, topology));
   // The run ends with the last flow: periodic sampling would otherwise keep the clock going.
@@ -104,8 +97,7 @@ RunSummary run_traffic(const LoadedScenario& loaded, Hdf5Output& output, bool sh
   progress.finish();
   // The driver stopping the run after the last flow is its normal end.
   if (outcome == RunOutcome::kStopped && driver.all_complete()) outcome = RunOutcome::kDrained;
-  if (packet_network) packet_network->finish();
-  if (flow_network) flow_network->finish();
+  cluster.finish();
   driver.flush();
 
   RunSummary summary{outcome, sim.now(), sim.events_processed(), {}};

@@ -8,13 +8,13 @@
 
 #include "completions.hpp"
 #include "memory_backend.hpp"
+#include "models/cluster/collective_timing.hpp"
 #include "models/collective/channel_rings.hpp"
 #include "models/collective/double_binary_tree.hpp"
 #include "models/collective/ring_collective.hpp"
 #include "models/fabric/rail_optimized.hpp"
 #include "models/fabric/topology_config.hpp"
 #include "models/node/cluster_network.hpp"
-#include "models/node/collective_timing.hpp"
 #include "models/node/node_preset.hpp"
 #include "models/node/nvlink_domain.hpp"
 #include "models/transport/flow_network.hpp"
@@ -102,22 +102,56 @@ TEST_CASE("messages inside a node take NVLink, between nodes the NICs, under one
 // 400 Gb/s NICs with a spine per rail, NCCL's 4096 B MTU, at flow level.
 CollectiveSetup h100_servers(std::int32_t nodes) {
   CollectiveSetup setup;
-  setup.node = *node_preset("dgx-h100");
-  setup.channels = setup.node->gpus;
-  setup.fabric.model = NetworkModel::kFlow;
-  setup.fabric.topology.kind = TopologyKind::kRailOptimized;
-  setup.fabric.topology.link_rate = setup.node->nic_rate;
-  setup.fabric.topology.link_delay = Duration::us(1);
-  setup.fabric.topology.switch_buffer = Bytes(32'000'000);
-  setup.fabric.topology.rail_optimized =
-      RailOptimizedConfig{nodes, setup.node->gpus, 0, nodes > 1 ? 8 : 0, nodes > 1 ? 8 : 0, {}};
-  setup.fabric.transport.payload_per_packet = Bytes(4096);
+  setup.cluster.servers = *node_preset("dgx-h100");
+  setup.channels = setup.cluster.servers->gpus;
+  setup.cluster.fabric.model = NetworkModel::kFlow;
+  setup.cluster.fabric.topology.kind = TopologyKind::kRailOptimized;
+  setup.cluster.fabric.topology.link_rate = setup.cluster.servers->nic_rate;
+  setup.cluster.fabric.topology.link_delay = Duration::us(1);
+  setup.cluster.fabric.topology.switch_buffer = Bytes(32'000'000);
+  setup.cluster.fabric.topology.rail_optimized = RailOptimizedConfig{
+      nodes, setup.cluster.servers->gpus, 0, nodes > 1 ? 8 : 0, nodes > 1 ? 8 : 0, {}};
+  setup.cluster.fabric.transport.payload_per_packet = Bytes(4096);
   return setup;
+}
+
+// One cluster carries every kind of message: between GPUs of a server over NVLink (a 10 MB
+// message at NVLink's 2,966.4 Gb/s after two 300 ns hops), between servers over the fabric, here
+// through NCCL's socket fallback, capped at the socket stack's 40 Gb/s: 10 MB in 2 ms, and its
+// 62 B of headers per 4096 B packet.
+TEST_CASE("a cluster carries GPU-to-GPU messages over NVLink inside a server and sockets between") {
+  CollectiveSetup setup = h100_servers(2);
+  setup.cluster.hosts.transport = FabricTransport::kSocket;
+  const Topology topology = build_topology(setup.cluster.fabric.topology);
+  const Routing routing(topology);
+  Simulator sim;
+  testing::MemoryBackend output;
+  Cluster cluster(sim, setup.cluster, routing, output);
+  CHECK(cluster.ranks() == 16);
+  CHECK(cluster.gpus_per_node() == 8);
+  CHECK(cluster.flow_fabric() != nullptr);
+  CHECK(cluster.packet_fabric() == nullptr);
+  testing::Completions done;
+  const Bytes size(10'000'000);
+  cluster.network().send(0, 1, size, 0, done);
+  cluster.network().send(2, 10, size, 0, done);
+  (void)sim.run();
+  REQUIRE(done.done.size() == 2);
+  const double nvlink_ps =
+      static_cast<double>((done.done[0].second.delivered - done.done[0].second.submitted).ps());
+  CHECK(nvlink_ps == doctest::Approx(80e18 / 2'966.4e9 + 0.6e6).epsilon(0.001));
+  const double socket_ps =
+      static_cast<double>((done.done[1].second.delivered - done.done[1].second.submitted).ps());
+  CHECK(socket_ps == doctest::Approx(80e18 / 40e9 * 4158 / 4096).epsilon(0.002));
+  CHECK(cluster.flow_fabric()->messages_in_flight() == 0);
+  ClusterSpec uneven = setup.cluster;
+  uneven.servers->gpus = 3;
+  CHECK_THROWS_AS(Cluster(sim, uneven, routing, output), std::invalid_argument);
 }
 
 Duration timed(const CollectiveSetup& setup, CollectiveOp op, Bytes size, NcclAlgorithm algorithm,
                NcclProtocol protocol) {
-  const Topology topology = build_topology(setup.fabric.topology);
+  const Topology topology = build_topology(setup.cluster.fabric.topology);
   const Routing routing(topology);
   const std::optional<TimedCollective> run =
       time_collective(setup, routing, op, size, algorithm, protocol, nullptr, [] { return false; });
@@ -157,7 +191,7 @@ TEST_CASE("8 x H100 with NVLink SHARP: NVLS all-reduce near the 480 GB/s NCCL re
 
 TEST_CASE("NVLS is refused where NCCL would not run it") {
   auto run = [](const CollectiveSetup& setup, CollectiveOp op, NcclProtocol protocol) {
-    const Topology topology = build_topology(setup.fabric.topology);
+    const Topology topology = build_topology(setup.cluster.fabric.topology);
     const Routing routing(topology);
     static_cast<void>(time_collective(setup, routing, op, Bytes(1 << 20), NcclAlgorithm::kNvls,
                                       protocol, nullptr, [] { return false; }));
@@ -170,7 +204,7 @@ TEST_CASE("NVLS is refused where NCCL would not run it") {
   CHECK_THROWS_AS(run(h100_servers(2), CollectiveOp::kAllReduce, NcclProtocol::kSimple),
                   std::invalid_argument);
   CollectiveSetup a100 = h100_servers(1);
-  a100.node = *node_preset("dgx-a100");
+  a100.cluster.servers = *node_preset("dgx-a100");
   CHECK_THROWS_AS(run(a100, CollectiveOp::kAllReduce, NcclProtocol::kSimple),
                   std::invalid_argument);
 }
@@ -207,7 +241,7 @@ TEST_CASE("NCCL's socket fallback makes an inter-node all-reduce about 10x slowe
   const Bytes size(std::int64_t{1} << 30);
   const Duration rdma =
       timed(setup, CollectiveOp::kAllReduce, size, NcclAlgorithm::kRing, NcclProtocol::kSimple);
-  setup.transport = FabricTransport::kSocket;
+  setup.cluster.hosts.transport = FabricTransport::kSocket;
   const Duration sockets =
       timed(setup, CollectiveOp::kAllReduce, size, NcclAlgorithm::kRing, NcclProtocol::kSimple);
   const double ratio = static_cast<double>(sockets.ps()) / static_cast<double>(rdma.ps());
@@ -221,7 +255,7 @@ TEST_CASE("NCCL's socket fallback makes an inter-node all-reduce about 10x slowe
 // port makes it 40/25 slower still.
 TEST_CASE("sockets over one interface per node are shared by its GPUs") {
   CollectiveSetup setup = h100_servers(2);
-  setup.transport = FabricTransport::kSocket;
+  setup.cluster.hosts.transport = FabricTransport::kSocket;
   const Bytes size(std::int64_t{256} << 20);
   auto all_reduce = [&] {
     return static_cast<double>(
@@ -229,9 +263,9 @@ TEST_CASE("sockets over one interface per node are shared by its GPUs") {
             .ps());
   };
   const double per_nic = all_reduce();
-  setup.socket_interface = BitRate::gbps(100);
+  setup.cluster.hosts.socket_interface = BitRate::gbps(100);
   const double one_port = all_reduce();
-  setup.socket_interface = BitRate::gbps(25);
+  setup.cluster.hosts.socket_interface = BitRate::gbps(25);
   const double slow_port = all_reduce();
   CHECK(one_port / per_nic == doctest::Approx(8.0).epsilon(0.03));
   CHECK(slow_port / one_port == doctest::Approx(40.0 / 25.0).epsilon(0.02));
@@ -241,16 +275,16 @@ TEST_CASE("sockets over one interface per node are shared by its GPUs") {
 // the ring and the tree, whose heads alone cross between nodes, take what the fluid model gives.
 TEST_CASE("one socket interface per node is shared the same way at packet and flow level") {
   CollectiveSetup setup = h100_servers(2);
-  setup.transport = FabricTransport::kSocket;
-  setup.socket_interface = BitRate::gbps(100);
-  setup.fabric.switches.pfc.lossless.set(3);
+  setup.cluster.hosts.transport = FabricTransport::kSocket;
+  setup.cluster.hosts.socket_interface = BitRate::gbps(100);
+  setup.cluster.fabric.switches.pfc.lossless.set(3);
   const Bytes size(std::int64_t{32} << 20);
   for (const NcclAlgorithm algorithm : {NcclAlgorithm::kRing, NcclAlgorithm::kTree}) {
     CAPTURE(algorithm_name(algorithm));
-    setup.fabric.model = NetworkModel::kFlow;
+    setup.cluster.fabric.model = NetworkModel::kFlow;
     const Duration flow =
         timed(setup, CollectiveOp::kAllReduce, size, algorithm, NcclProtocol::kSimple);
-    setup.fabric.model = NetworkModel::kPacket;
+    setup.cluster.fabric.model = NetworkModel::kPacket;
     const Duration packet =
         timed(setup, CollectiveOp::kAllReduce, size, algorithm, NcclProtocol::kSimple);
     CHECK(static_cast<double>(packet.ps()) ==
@@ -298,7 +332,7 @@ TEST_CASE("one NIC on the wrong socket slows every inter-node collective about t
     CAPTURE(collective_name(op));
     CollectiveSetup setup = h100_servers(2);
     const Duration healthy = timed(setup, op, size, NcclAlgorithm::kRing, NcclProtocol::kSimple);
-    setup.host_staged_nics = {3};
+    setup.cluster.hosts.nics_on_other_socket = {3};
     const Duration misplaced = timed(setup, op, size, NcclAlgorithm::kRing, NcclProtocol::kSimple);
     const double ratio = static_cast<double>(misplaced.ps()) / static_cast<double>(healthy.ps());
     CHECK(ratio > 1.8);
@@ -342,8 +376,8 @@ TEST_CASE("a NIC on the wrong socket makes its rank the slowest in every inter-n
                                 CollectiveOp::kReduceScatter, CollectiveOp::kAllToAll}) {
     CAPTURE(collective_name(op));
     CollectiveSetup setup = h100_servers(4);
-    setup.host_staged_nics = {3};
-    const Topology topology = build_topology(setup.fabric.topology);
+    setup.cluster.hosts.nics_on_other_socket = {3};
+    const Topology topology = build_topology(setup.cluster.fabric.topology);
     const Routing routing(topology);
     const std::optional<TimedCollective> run =
         time_collective(setup, routing, op, size, NcclAlgorithm::kRing, NcclProtocol::kSimple,
@@ -371,18 +405,18 @@ TEST_CASE("a NIC on the wrong socket makes its rank the slowest in every inter-n
 TEST_CASE("at packet level a misplaced NIC and the socket fallback slow the all-reduce too") {
   const Bytes size(std::int64_t{64} << 20);
   CollectiveSetup setup = h100_servers(2);
-  setup.fabric.model = NetworkModel::kPacket;
-  setup.fabric.switches.pfc.lossless.set(3);  // RoCE's lossless class, as scenarios default
+  setup.cluster.fabric.model = NetworkModel::kPacket;
+  setup.cluster.fabric.switches.pfc.lossless.set(3);  // RoCE's lossless class, as scenarios default
   auto all_reduce = [&] {
     return static_cast<double>(
         timed(setup, CollectiveOp::kAllReduce, size, NcclAlgorithm::kRing, NcclProtocol::kSimple)
             .ps());
   };
   const double healthy = all_reduce();
-  setup.host_staged_nics = {3};
+  setup.cluster.hosts.nics_on_other_socket = {3};
   const double misplaced = all_reduce();
-  setup.host_staged_nics.clear();
-  setup.transport = FabricTransport::kSocket;
+  setup.cluster.hosts.nics_on_other_socket.clear();
+  setup.cluster.hosts.transport = FabricTransport::kSocket;
   const double sockets = all_reduce();
   CHECK(misplaced / healthy > 1.8);
   CHECK(misplaced / healthy < 3.5);

@@ -1,8 +1,8 @@
-// One collective timed on fresh networks, as `lockstep nccl-tests` runs each size of its sweep:
-// over a fabric alone (one rank per endpoint, every channel on the communicator's order), or over
-// GPU servers (NVLink inside each node at flow level, one NIC per GPU on the fabric, NCCL's
-// rail-aligned rings and double binary trees over the communicator's nodes). The ranks outside the
-// communicator stay idle. The fabric runs at its configured level.
+// One collective timed on a fresh cluster (cluster.hpp), as `lockstep nccl-tests` runs each size of
+// its sweep: over a fabric alone (one rank per endpoint, every channel on the communicator's
+// order), or over GPU servers (NVLink inside each node at flow level, one NIC per GPU on the
+// fabric, NCCL's rail-aligned rings and double binary trees over the communicator's nodes). The
+// ranks outside the communicator stay idle. The fabric runs at its configured level.
 #pragma once
 
 #include <cstdint>
@@ -10,27 +10,19 @@
 #include <optional>
 #include <vector>
 
+#include "models/cluster/cluster.hpp"
 #include "models/collective/collective_algorithm.hpp"
 #include "models/collective/collective_op.hpp"
 #include "models/collective/communicator.hpp"
 #include "models/collective/nccl_protocol.hpp"
 #include "models/fabric/routing.hpp"
-#include "models/node/node_preset.hpp"
-#include "models/node/server_config.hpp"
-#include "models/transport/network_config.hpp"
 #include "sim/core/simulator.hpp"
 
 namespace lockstep {
 
 struct CollectiveSetup {
-  NetworkConfig fabric;
-  FabricTransport transport = FabricTransport::kRdma;
-  std::vector<std::int32_t> host_staged_nics;  // ranks whose NIC is reached through host memory
-  std::uint64_t seed = 0;
-  std::optional<NodePreset> node;  // GPU servers: NVLink inside, one NIC per GPU
-  std::int32_t channels = 1;       // rings (the tree algorithm always uses two trees)
-  // With sockets: the rate of the one interface per node they go through (absent: every NIC's).
-  std::optional<BitRate> socket_interface;
+  ClusterSpec cluster;
+  std::int32_t channels = 1;  // rings (the tree algorithm always uses two trees)
   // The ranks that run the collective (communicator.hpp); empty: every rank, in order.
   std::vector<std::int32_t> communicator;
 };
