@@ -221,9 +221,9 @@ void FlowNetwork::recompute() {
   ++recomputations_.count;
   recomputations_.flows_refilled += solver_.last_flows_refilled();
   recomputations_.expansions += solver_.last_expansions();
-  recomputations_.wall_ns.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                        std::chrono::steady_clock::now() - wall_start)
-                                        .count());
+  recomputations_.wall_ns.add(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  std::chrono::steady_clock::now() - wall_start)
+                                  .count());
 }
 
 void FlowNetwork::settle(QueuePair& qp) {

@@ -45,6 +45,7 @@
 #include "models/transport/max_min_solver.hpp"
 #include "models/transport/network.hpp"
 #include "models/transport/network_tables.hpp"
+#include "sim/core/streaming_quantiles.hpp"
 #include "sim/core/table.hpp"
 #include "sim/core/timer.hpp"
 
@@ -64,9 +65,9 @@ class FlowNetwork final : public Network, public FabricControl {
   // the output (it would break determinism).
   struct Recomputations {
     std::int64_t count = 0;
-    std::int64_t flows_refilled = 0;    // summed over all recomputations
-    std::int64_t expansions = 0;        // times the bottleneck check grew the re-filled set
-    std::vector<std::int64_t> wall_ns;  // one per recomputation
+    std::int64_t flows_refilled = 0;  // summed over all recomputations
+    std::int64_t expansions = 0;      // times the bottleneck check grew the re-filled set
+    StreamingQuantiles wall_ns;       // of each recomputation
   };
 
   FlowNetwork(Simulator& sim, const Routing& routing, const FlowNetworkConfig& config,

@@ -40,13 +40,7 @@ std::string flow_findings(const FlowNetwork& network, const LinkEventPlayer& lin
   const FlowNetwork::Recomputations& r = network.recomputations();
   const std::string events = applied_events(link_events);
   if (r.count == 0) return "rate recomputations 0" + events;
-  std::vector<std::int64_t> wall = r.wall_ns;
-  std::sort(wall.begin(), wall.end());
-  auto at = [&wall](double fraction) {
-    return static_cast<double>(
-               wall[static_cast<std::size_t>(fraction * static_cast<double>(wall.size() - 1))]) *
-           1e-3;
-  };
+  auto at = [&r](double fraction) { return r.wall_ns.quantile(fraction) * 1e-3; };
   char line[256];
   std::snprintf(line, sizeof line,
                 "rate recomputations %lld: wall median %.1f us, p99 %.1f us, max %.1f us; "
