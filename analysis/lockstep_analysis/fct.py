@@ -1,7 +1,7 @@
 """Flow completion times of a fabric run in a few numbers: count, min, median, p99, max.
 
 The same numbers `lockstep run` prints ("flow completion: min ..., median ..."), computed the same
-way (models/transport/traffic_statistics.hpp): exactly, on the integer picoseconds, with nearest-rank
+way (models/traffic/traffic_statistics.hpp): exactly, on the integer picoseconds, with nearest-rank
 percentiles, so a percentile is always one of the flows' values and never an interpolation.
 """
 

@@ -12,11 +12,11 @@
 #include <optional>
 
 #include "models/fabric/routing.hpp"
+#include "models/network/network.hpp"
 #include "models/node/node_preset.hpp"
 #include "models/node/server_config.hpp"
 #include "models/transport/fabric_control.hpp"
 #include "models/transport/flow_network.hpp"
-#include "models/transport/network.hpp"
 #include "models/transport/network_config.hpp"
 #include "models/transport/packet_network.hpp"
 #include "sim/core/discarding_backend.hpp"

@@ -16,7 +16,7 @@
 
 #include "models/collective/collective.hpp"
 #include "models/collective/nccl_protocol.hpp"
-#include "models/transport/network.hpp"
+#include "models/network/network.hpp"
 
 namespace lockstep {
 

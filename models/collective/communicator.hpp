@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "models/transport/network.hpp"
+#include "models/network/network.hpp"
 
 namespace lockstep {
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "models/collective/collective_algorithm.hpp"
-#include "models/transport/network.hpp"
+#include "models/network/network.hpp"
 #include "sim/core/simulator.hpp"
 
 namespace lockstep {

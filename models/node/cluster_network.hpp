@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <unordered_map>
 
-#include "models/transport/network.hpp"
+#include "models/network/network.hpp"
 
 namespace lockstep {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "models/cc/dcqcn.hpp"
-#include "models/transport/message.hpp"
+#include "models/network/message.hpp"
 #include "sim/core/timer.hpp"
 
 namespace lockstep {

@@ -41,9 +41,9 @@
 
 #include "models/fabric/routing.hpp"
 #include "models/fabric/topology.hpp"
+#include "models/network/network.hpp"
 #include "models/transport/fabric_control.hpp"
 #include "models/transport/max_min_solver.hpp"
-#include "models/transport/network.hpp"
 #include "models/transport/network_tables.hpp"
 #include "sim/core/streaming_quantiles.hpp"
 #include "sim/core/table.hpp"

@@ -4,8 +4,8 @@
 
 #include "models/cluster/cluster.hpp"
 #include "models/fabric/topology_config.hpp"
+#include "models/traffic/traffic_driver.hpp"
 #include "models/transport/link_events.hpp"
-#include "models/transport/traffic_driver.hpp"
 #include "sim/cli/progress.hpp"
 #include "sim/cli/simulation_run.hpp"
 #include "sim/core/quantity.hpp"

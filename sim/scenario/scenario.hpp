@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "models/node/server_config.hpp"
+#include "models/traffic/traffic_config.hpp"
 #include "models/transport/network_config.hpp"
-#include "models/transport/traffic_config.hpp"
 #include "models/workload/data_parallel_job_config.hpp"
 #include "sim/core/time.hpp"
 #include "sim/scenario/diagnostics.hpp"

@@ -1,7 +1,7 @@
 // The `traffic` section: flows for fabric studies, listed or generated.
 #pragma once
 
-#include "models/transport/traffic_config.hpp"
+#include "models/traffic/traffic_config.hpp"
 #include "sim/scenario/schema.hpp"
 
 namespace lockstep {

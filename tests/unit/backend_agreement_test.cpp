@@ -20,10 +20,10 @@
 
 #include "memory_backend.hpp"
 #include "models/fabric/leaf_spine.hpp"
+#include "models/traffic/traffic_driver.hpp"
+#include "models/traffic/traffic_generators.hpp"
 #include "models/transport/flow_network.hpp"
 #include "models/transport/packet_network.hpp"
-#include "models/transport/traffic_driver.hpp"
-#include "models/transport/traffic_generators.hpp"
 
 namespace lockstep {
 namespace {

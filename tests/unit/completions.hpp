@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "models/transport/message.hpp"
+#include "models/network/message.hpp"
 
 namespace lockstep::testing {
 

@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "memory_backend.hpp"
-#include "models/transport/network.hpp"
-#include "models/transport/traffic.hpp"
-#include "models/transport/traffic_driver.hpp"
-#include "models/transport/traffic_generators.hpp"
-#include "models/transport/traffic_pairs_file.hpp"
-#include "models/transport/traffic_statistics.hpp"
+#include "models/network/network.hpp"
+#include "models/traffic/traffic.hpp"
+#include "models/traffic/traffic_driver.hpp"
+#include "models/traffic/traffic_generators.hpp"
+#include "models/traffic/traffic_pairs_file.hpp"
+#include "models/traffic/traffic_statistics.hpp"
 #include "sim/core/simulator.hpp"
 
 namespace lockstep {

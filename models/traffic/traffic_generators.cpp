@@ -1,4 +1,4 @@
-#include "models/transport/traffic_generators.hpp"
+#include "models/traffic/traffic_generators.hpp"
 
 #include <algorithm>
 #include <cmath>

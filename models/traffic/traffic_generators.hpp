@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "models/transport/traffic.hpp"
+#include "models/traffic/traffic.hpp"
 
 namespace lockstep::traffic {
 

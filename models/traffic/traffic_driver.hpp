@@ -15,10 +15,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "models/transport/message.hpp"
-#include "models/transport/network.hpp"
-#include "models/transport/traffic.hpp"
-#include "models/transport/traffic_statistics.hpp"
+#include "models/network/message.hpp"
+#include "models/network/network.hpp"
+#include "models/traffic/traffic.hpp"
+#include "models/traffic/traffic_statistics.hpp"
 #include "sim/core/simulator.hpp"
 #include "sim/core/table.hpp"
 

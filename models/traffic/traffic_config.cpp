@@ -1,7 +1,7 @@
-#include "models/transport/traffic_config.hpp"
+#include "models/traffic/traffic_config.hpp"
 
-#include "models/transport/traffic_generators.hpp"
-#include "models/transport/traffic_pairs_file.hpp"
+#include "models/traffic/traffic_generators.hpp"
+#include "models/traffic/traffic_pairs_file.hpp"
 
 namespace lockstep {
 namespace {

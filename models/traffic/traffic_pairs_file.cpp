@@ -1,4 +1,4 @@
-#include "models/transport/traffic_pairs_file.hpp"
+#include "models/traffic/traffic_pairs_file.hpp"
 
 #include <charconv>
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "models/transport/traffic_statistics.hpp"
+#include "models/traffic/traffic_statistics.hpp"
 
 #include <algorithm>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-#include "models/transport/traffic_driver.hpp"
+#include "models/traffic/traffic_driver.hpp"
 
 #include <stdexcept>
 #include <string>

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "models/transport/traffic.hpp"
+#include "models/traffic/traffic.hpp"
 
 namespace lockstep {
 

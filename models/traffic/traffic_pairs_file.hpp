@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "models/transport/traffic.hpp"
+#include "models/traffic/traffic.hpp"
 
 namespace lockstep::traffic {
 

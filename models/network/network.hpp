@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "models/transport/message.hpp"
+#include "models/network/message.hpp"
 #include "sim/core/hash.hpp"
 
 namespace lockstep {

@@ -1,4 +1,4 @@
-#include "models/transport/traffic.hpp"
+#include "models/traffic/traffic.hpp"
 
 #include <cstddef>
 #include <string>
