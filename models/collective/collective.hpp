@@ -79,7 +79,8 @@ class Collective {
   // to arriving, summed: in a collective that ends together on every rank, this is what tells the
   // ranks on a slow path from those that only wait for them.
   [[nodiscard]] virtual std::vector<RankTransferTimes> rank_transfer_times() const = 0;
-  // Messages handed to the network and not yet arrived.
+  // Messages handed to the network that it has not yet reported complete (acknowledged): until
+  // then it may call back.
   [[nodiscard]] virtual std::int64_t messages_in_flight() const = 0;
   // No event of this collective is pending and no message of it is in the network: it may be
   // destroyed.

@@ -132,6 +132,7 @@ void CollectiveAlgorithm::send(std::int32_t from, std::int32_t to, Bytes data,
                  : data;
   const std::uint64_t id = network_.send(from, to, wire, queue_pair, *this);
   in_flight_.emplace(id, InFlight{sim_.now(), tag});
+  ++unacknowledged_;
 }
 
 void CollectiveAlgorithm::on_message_delivered(const Message& message, Time delivered) {
@@ -165,7 +166,9 @@ void CollectiveAlgorithm::transfer_done(std::int32_t rank, Time at) {
 
 void CollectiveAlgorithm::on_message_complete(const Message& /*message*/,
                                               const MessageTimes& /*times*/) {
-  // Every step waits for the data to arrive, not for the sender to hear of it.
+  // Every step waits for the data to arrive, not for the sender to hear of it; the
+  // acknowledgement only ends the network's hold on this collective.
+  --unacknowledged_;
 }
 
 }  // namespace lockstep

@@ -41,11 +41,9 @@ class CollectiveAlgorithm : public Collective, public MessageListener {
   [[nodiscard]] std::vector<RankTransferTimes> rank_transfer_times() const override {
     return rank_transfer_times_;
   }
-  [[nodiscard]] std::int64_t messages_in_flight() const override {
-    return static_cast<std::int64_t>(in_flight_.size());
-  }
+  [[nodiscard]] std::int64_t messages_in_flight() const override { return unacknowledged_; }
 
-  void on_message_complete(const Message& message, const MessageTimes& times) override;
+  void on_message_complete(const Message& message, const MessageTimes& times) final;
   void on_message_delivered(const Message& message, Time delivered) final;
 
  protected:
@@ -105,6 +103,7 @@ class CollectiveAlgorithm : public Collective, public MessageListener {
   std::vector<Time> rank_last_transfer_;                   // by rank
   std::int64_t transfers_ = 0;
   std::int64_t arrived_ = 0;
+  std::int64_t unacknowledged_ = 0;    // sent, and the network has yet to call back on completion
   std::vector<std::int32_t> started_;  // the ranks start() brought in, until they join
   std::int32_t ranks_yet_to_arrive_ = 0;
   Time latest_arrival_;
