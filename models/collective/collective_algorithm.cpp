@@ -152,9 +152,10 @@ void CollectiveAlgorithm::on_message_delivered(const Message& message, Time deli
   }
   const Time ready = delivered + step;
   last_noticed_ = std::max(last_noticed_, ready);
-  if (arrived_ == transfers_) all_done(last_noticed_);
+  // Each rank's end is reported ahead of the whole's at the same instant.
   transfer_done(message.source, delivered);
   transfer_done(message.destination, ready);
+  if (arrived_ == transfers_) all_done(last_noticed_);
   arrived(message, ready, transfer.tag);
 }
 

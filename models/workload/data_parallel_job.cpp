@@ -1,6 +1,10 @@
 #include "models/workload/data_parallel_job.hpp"
 
 #include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "models/collective/channel_rings.hpp"
 
 namespace lockstep {
 namespace {
@@ -31,11 +35,17 @@ TableLayout step_layout() {
 }  // namespace
 
 DataParallelJob::DataParallelJob(Simulator& sim, const DataParallelJobConfig& config,
-                                 std::uint64_t seed, RecordBackend& output)
+                                 std::uint64_t seed, RecordBackend& output, Network* network,
+                                 std::int32_t gpus_per_node)
     : sim_(sim),
       config_(config),
-      all_reduce_duration_(all_reduce_time(config.all_reduce.algorithm, config.ranks,
-                                           config.gradient_size, config.all_reduce.cost())),
+      network_(network),
+      gpus_per_node_(gpus_per_node),
+      all_reduce_duration_(network != nullptr
+                               ? Duration()
+                               : all_reduce_time(config.all_reduce.algorithm, config.ranks,
+                                                 config.gradient_size, config.all_reduce.cost())),
+      all_reduce_end_(static_cast<std::size_t>(config.ranks)),
       compute_stretch_(static_cast<std::size_t>(config.ranks), 1.0),
       compute_end_(static_cast<std::size_t>(config.ranks)),
       ops_(output, op_layout()),
@@ -48,6 +58,37 @@ DataParallelJob::DataParallelJob(Simulator& sim, const DataParallelJobConfig& co
   for (const SlowRank& slow : config.slow_ranks) {
     compute_stretch_[static_cast<std::size_t>(slow.rank)] += slow.slowdown;
   }
+  if (network_ != nullptr && network_->endpoint_count() < config.ranks) {
+    throw std::invalid_argument(std::to_string(config.ranks) + " ranks, but the network has " +
+                                std::to_string(network_->endpoint_count()));
+  }
+}
+
+Duration DataParallelJob::all_reduce_duration() const {
+  if (network_ == nullptr || steps_completed_ == 0) return all_reduce_duration_;
+  return Duration::ps(all_reduce_duration_.ps() / steps_completed_);
+}
+
+std::unique_ptr<RingCollective> DataParallelJob::network_all_reduce() {
+  const auto ranks = static_cast<std::int32_t>(config_.ranks);
+  // NCCL's rings: a channel per GPU of a server, rail-aligned, when the job fills whole servers.
+  std::vector<std::vector<std::int32_t>> rings;
+  if (gpus_per_node_ > 1 && ranks % gpus_per_node_ == 0) {
+    rings = rail_aligned_rings(ranks / gpus_per_node_, gpus_per_node_, gpus_per_node_);
+  } else {
+    rings.emplace_back();
+    for (std::int32_t r = 0; r < ranks; ++r) rings.back().push_back(r);
+  }
+  // The job's communicator has queue pairs of its own, as NCCL opens its own: its messages never
+  // queue behind other traffic's on one queue pair.
+  constexpr std::uint32_t kJobQueuePairs = 1U << 20;
+  auto collective = std::make_unique<RingCollective>(
+      sim_, *network_, std::move(rings), CollectiveOp::kAllReduce, config_.gradient_size,
+      ProtocolOverheads{NcclProtocol::kSimple, gpus_per_node_}, kJobQueuePairs);
+  collective->when_rank_finished(
+      [this](std::int32_t rank, Time at) { all_reduce_end_[static_cast<std::size_t>(rank)] = at; });
+  collective->when_finished([this] { end_all_reduce(); });
+  return collective;
 }
 
 void DataParallelJob::start() {
@@ -57,6 +98,13 @@ void DataParallelJob::start() {
 void DataParallelJob::begin_step() {
   step_start_ = sim_.now();
   ranks_computing_ = config_.ranks;
+  if (network_ != nullptr) {
+    while (!finished_collectives_.empty() && finished_collectives_.front()->settled()) {
+      finished_collectives_.pop_front();
+    }
+    if (collective_) finished_collectives_.push_back(std::move(collective_));
+    collective_ = network_all_reduce();
+  }
   const double mean_ps = static_cast<double>(config_.compute_per_step.ps());
   for (std::int64_t r = 0; r < config_.ranks; ++r) {
     const auto i = static_cast<std::size_t>(r);
@@ -70,27 +118,38 @@ void DataParallelJob::begin_step() {
 void DataParallelJob::end_compute(std::int64_t rank) {
   ops_.append(OpRow{rank, steps_completed_, "compute", step_start_.ps(),
                     compute_end_[static_cast<std::size_t>(rank)].ps(), 0});
+  if (collective_) collective_->arrive(static_cast<std::int32_t>(rank), sim_.now());
   if (--ranks_computing_ > 0) return;
   // Equal-time events run in scheduling order, so on a tie the highest rank counts as the slowest.
   slowest_rank_ = rank;
   all_reduce_start_ = sim_.now();
-  sim_.schedule<&DataParallelJob::end_all_reduce>(all_reduce_start_ + all_reduce_duration_, this);
+  if (network_ == nullptr) {
+    sim_.schedule<&DataParallelJob::end_all_reduce>(all_reduce_start_ + all_reduce_duration_, this);
+  }
 }
 
 void DataParallelJob::end_all_reduce() {
   const Time end = sim_.now();
   for (std::int64_t r = 0; r < config_.ranks; ++r) {
     const Time compute_end = compute_end_[static_cast<std::size_t>(r)];
-    ops_.append(OpRow{r, steps_completed_, "all_reduce", all_reduce_start_.ps(), end.ps(),
+    // On a network a rank's part of the ring can end before the whole does.
+    const Time rank_end = network_ != nullptr ? all_reduce_end_[static_cast<std::size_t>(r)] : end;
+    ops_.append(OpRow{r, steps_completed_, "all_reduce", all_reduce_start_.ps(), rank_end.ps(),
                       config_.gradient_size.count()});
     rank_steps_.append(RankStepRow{r, steps_completed_, (compute_end - step_start_).ps(),
                                    (all_reduce_start_ - compute_end).ps(),
                                    (end - all_reduce_start_).ps()});
   }
-  steps_.append(StepRow{steps_completed_, step_start_.ps(), end.ps(), slowest_rank_,
-                        all_reduce_duration_.ps()});
+  const Duration all_reduce = end - all_reduce_start_;
+  steps_.append(
+      StepRow{steps_completed_, step_start_.ps(), end.ps(), slowest_rank_, all_reduce.ps()});
+  if (network_ != nullptr) all_reduce_duration_ += all_reduce;
   ++steps_completed_;
-  if (steps_completed_ < config_.steps) begin_step();
+  if (steps_completed_ < config_.steps) {
+    begin_step();
+  } else if (on_done_) {
+    on_done_();
+  }
 }
 
 void DataParallelJob::flush() {

@@ -30,7 +30,6 @@
 #include "sim/cli/checked_inputs.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/interrupt.hpp"
-#include "sim/cli/progress.hpp"
 #include "sim/cli/scenario_arguments.hpp"
 #include "sim/core/quantity.hpp"
 #include "sim/output/hdf5_output.hpp"
@@ -365,7 +364,6 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   std::int64_t rows = 0;
   TimedCollective last;
   std::uint64_t events = 0;
-  ProgressReporter relay_interrupts(false, std::nullopt, [] { return std::nullopt; });
   {
     Table<ResultRow> results(file, result_layout());
     Table<RankRow> rank_results(file, rank_layout());
@@ -377,8 +375,8 @@ int nccl_tests_command(const std::vector<std::string>& args) {
       for (const auto& [a, p] : pairs) {
         std::optional<TimedCollective> run;
         try {
-          run = time_collective(setup, routing, *op, shape.size, a, p, &relay_interrupts,
-                                interrupt_requested);
+          run =
+              time_collective(setup, routing, *op, shape.size, a, p, nullptr, interrupt_requested);
         } catch (const std::invalid_argument& e) {
           std::cerr << "lockstep nccl-tests: " << e.what() << "; no output written\n";
           return exit_code::kBadInput;
@@ -415,6 +413,7 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   for (const std::string& line : nccl_tests::closing_lines(busbw_sum / static_cast<double>(rows))) {
     std::cout << line << "\n";
   }
+  file.write_meta_text("kind", "nccl-tests");
   file.write_meta_text("outcome", "completed");
   file.write_meta_integer("end_ps", last.end.ps());
   file.write_meta_integer("events", static_cast<std::int64_t>(events));

@@ -11,11 +11,10 @@
 #include "sim/cli/checked_inputs.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/interrupt.hpp"
-#include "sim/cli/progress.hpp"
 #include "sim/cli/scenario_arguments.hpp"
-#include "sim/cli/simulation_run.hpp"
 #include "sim/core/quantity.hpp"
 #include "sim/output/hdf5_output.hpp"
+#include "sim/run/run.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace lockstep {
@@ -83,13 +82,14 @@ int run_command(const std::vector<std::string>& args) {
   file.write_meta_integer("seed", static_cast<std::int64_t>(loaded.scenario.simulation.seed));
   file.write_meta_text("version", LOCKSTEP_VERSION);
   const bool show_progress = !quiet && isatty(STDERR_FILENO) != 0;
-  const RunSummary summary = loaded.scenario.job ? run_job(loaded, file, show_progress)
-                                                 : run_traffic(loaded, file, show_progress);
+  const RunSummary summary =
+      run_scenario(loaded, file, RunOptions{show_progress, interrupt_requested});
   if (interrupt_requested()) {
     std::cerr << "lockstep run: interrupted at simulated time " << format(summary.end)
               << "; no output written\n";
     return exit_code::kInterrupted;
   }
+  file.write_meta_text("kind", summary.kind);
   file.write_meta_text("outcome", outcome_name(summary.outcome));
   file.write_meta_integer("end_ps", summary.end.ps());
   file.write_meta_integer("events", static_cast<std::int64_t>(summary.events));

@@ -27,7 +27,8 @@ const Schema<Scenario>& scenario_schema() {
     Schema<Scenario> s;
     s.section("simulation", &Scenario::simulation, simulation_schema(), "engine settings")
         .optional_section("job", &Scenario::job, job_schema(),
-                          "a data-parallel training job on an analytical network")
+                          "a data-parallel training job: on the `network` when there is one (its "
+                          "first ranks), else on the alpha-beta model")
         .optional_section(
             "network", &Scenario::network, network_schema(),
             "the cluster network (topology, switches, transport), at packet or flow level")
@@ -43,7 +44,7 @@ const Schema<Scenario>& scenario_schema() {
   return schema;
 }
 
-// Servers and hosts against the fabric they sit on.
+// Servers, hosts and a job against the fabric they run on.
 void check_machines(const Scenario& s, const Schema<Scenario>::Checker& report) {
   std::int32_t endpoints = 0;
   try {
@@ -57,6 +58,10 @@ void check_machines(const Scenario& s, const Schema<Scenario>::Checker& report) 
       report.error("servers.gpus", std::to_string(gpus) + " GPUs per server do not divide the " +
                                        std::to_string(endpoints) + " endpoints of the fabric");
     }
+  }
+  if (s.job && s.job->ranks > endpoints) {
+    report.error("job.ranks", std::to_string(s.job->ranks) + " ranks, but the network has " +
+                                  std::to_string(endpoints) + " (the job's ranks are its first)");
   }
   if (s.hosts) {
     const std::vector<std::int32_t>& staged = s.hosts->nics_on_other_socket;
@@ -80,14 +85,11 @@ std::vector<FlowSpec> check_what_runs(const Scenario& s, const YAML::Node& root,
                  "nothing to run: add a `job` section, or a `network` (with `traffic` to play "
                  "on it)");
   }
-  if (s.job && s.traffic) {
-    report.error("traffic", "a scenario runs a `job` or `traffic`, not both (yet)");
-  }
   if (s.traffic && !s.network) report.error("traffic", "traffic needs a `network` to run on");
   if ((s.servers || s.hosts) && !s.network) {
     report.error(s.servers ? "servers" : "hosts", "needs a `network` whose endpoints they sit at");
   }
-  if (s.network && (s.servers || s.hosts)) check_machines(s, report);
+  if (s.network && (s.servers || s.hosts || s.job)) check_machines(s, report);
   if (!s.traffic || !s.network) return {};
   std::vector<FlowSpec> flows;
   try {

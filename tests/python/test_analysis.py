@@ -336,13 +336,14 @@ class LoaderOnARealRun(unittest.TestCase):
 
     def test_meta_is_plain_python_values_describing_the_run(self):
         m = self.meta
-        self.assertEqual(set(m), {"scenario", "scenario_file", "seed", "version", "outcome",
+        self.assertEqual(set(m), {"scenario", "scenario_file", "seed", "version", "kind", "outcome",
                                   "end_ps", "events"})
-        for name in ["scenario", "scenario_file", "version", "outcome"]:
+        for name in ["scenario", "scenario_file", "version", "kind", "outcome"]:
             self.assertIs(type(m[name]), str, name)
         for name in ["seed", "end_ps", "events"]:
             self.assertIs(type(m[name]), int, name)
         self.assertEqual(m["outcome"], "completed")
+        self.assertEqual(m["kind"], "job")
         self.assertEqual(m["seed"], 1)
         self.assertEqual(m["scenario_file"], str(self.scenario))
         self.assertEqual(m["end_ps"], int(self.steps["end_ps"].max()))

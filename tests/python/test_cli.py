@@ -27,6 +27,7 @@ SMALL = ["--set", "job.ranks=8", "--set", "job.steps=3",
 VICTIM = SOURCE / "scenarios" / "fabric" / "victim.yaml"
 COLLECTIVES = SOURCE / "scenarios" / "collectives" / "leaf_spine_16.yaml"
 SERVERS = SOURCE / "scenarios" / "collectives" / "dgx_h100_2_nodes.yaml"
+JOB_WITH_TRAFFIC = SOURCE / "scenarios" / "jobs" / "data_parallel_with_background.yaml"
 
 
 def lockstep(*args, cwd=None):
@@ -113,6 +114,26 @@ class Running(CliTestCase):
         self.assertRegex(la.meta(out)["scenario"], r"(?m)^  model: flow$")
         self.assertEqual(len(la.load_table(out, "flows")), 4)
 
+
+    def test_a_job_and_background_traffic_share_one_fabric(self):
+        out = self.dir / "job_traffic.h5"
+        result = lockstep("run", JOB_WITH_TRAFFIC, "-o", out)
+        self.assert_exit(result, 0)
+        self.assertRegex(result.stdout, r"(?m)^lockstep: 16 ranks, 10 of 10 steps in \S+ simulated "
+                                        r"\(all-reduce \S+ per step on average, on the network\)$")
+        self.assertIn("lockstep: 4 of 4 flows completed", result.stdout)
+        meta = la.meta(out)
+        self.assertEqual(meta["kind"], "job with traffic")
+        steps = la.load_table(out, "steps")
+        flows = la.load_table(out, "flows")
+        self.assertEqual(list(steps["slowest_rank"]), [5] * 10)
+        # While the 2 GB transfers share the first ranks' links, the ring is slower than after.
+        during = steps[steps["end_ps"] < flows["acknowledged_ps"].min()]["all_reduce_ps"]
+        after = steps[steps["start_ps"] > flows["acknowledged_ps"].max()]["all_reduce_ps"]
+        self.assertGreater(len(during), 0)
+        self.assertGreater(len(after), 0)
+        self.assertGreater(during.min(), 2 * after.max())
+        self.assertIn("flows", la.tables(out))
 
     def test_link_events_change_a_run_at_either_level(self):
         # leaf0's uplink carries all four flows; at 10 Gb/s from the start, 8 MB take over 6.4 ms.

@@ -1,9 +1,8 @@
-#include "sim/cli/progress.hpp"
+#include "sim/run/progress.hpp"
 
 #include <algorithm>
 #include <cstdio>
 
-#include "sim/cli/interrupt.hpp"
 #include "sim/core/quantity.hpp"
 
 namespace lockstep {
@@ -15,11 +14,12 @@ constexpr auto kRedrawEvery = std::chrono::milliseconds(500);
 }  // namespace
 
 ProgressReporter::ProgressReporter(bool show, std::optional<Time> end,
-                                   std::function<std::optional<double>()> fraction_done)
-    : show_(show), end_(end), fraction_done_(std::move(fraction_done)) {}
+                                   std::function<std::optional<double>()> fraction_done,
+                                   std::function<bool()> stop)
+    : show_(show), end_(end), fraction_done_(std::move(fraction_done)), stop_(std::move(stop)) {}
 
 void ProgressReporter::on_progress(Simulator& sim) {
-  if (interrupt_requested()) {
+  if (stop_ && stop_()) {
     sim.stop();
     return;
   }

@@ -1,0 +1,174 @@
+#include "sim/run/run.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "models/cluster/cluster.hpp"
+#include "models/fabric/topology_config.hpp"
+#include "models/traffic/traffic_driver.hpp"
+#include "models/transport/link_events.hpp"
+#include "models/workload/data_parallel_job.hpp"
+#include "sim/core/quantity.hpp"
+#include "sim/run/progress.hpp"
+
+namespace lockstep {
+namespace {
+
+std::string applied_events(const LinkEventPlayer& link_events) {
+  return link_events.applied() == 0
+             ? std::string()
+             : "\nlink events applied " + std::to_string(link_events.applied());
+}
+
+// What a backend adds to the report after the flows are played.
+std::string packet_findings(const PacketNetwork& network, double wall_seconds,
+                            const LinkEventPlayer& link_events) {
+  const std::int64_t hops = network.packet_hops();
+  const DataAccount account = network.data_account();
+  char line[256];
+  std::snprintf(line, sizeof line, "packet-hops %lld (%.2f M/s)", static_cast<long long>(hops),
+                static_cast<double>(hops) / wall_seconds * 1e-6);
+  const std::string lost = network.packets_lost_to_failures() == 0
+                               ? std::string()
+                               : ", lost to failed cables " +
+                                     std::to_string(network.packets_lost_to_failures()) +
+                                     " data packets";
+  return std::string(line) + "\npause frames " + std::to_string(network.pause_frames_sent()) +
+         ", dropped payload " + format(Bytes(account.dropped)) + lost + applied_events(link_events);
+}
+
+std::string flow_findings(const FlowNetwork& network, const LinkEventPlayer& link_events) {
+  const FlowNetwork::Recomputations& r = network.recomputations();
+  const std::string events = applied_events(link_events);
+  if (r.count == 0) return "rate recomputations 0" + events;
+  auto at = [&r](double fraction) { return r.wall_ns.quantile(fraction) * 1e-3; };
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "rate recomputations %lld: wall median %.1f us, p99 %.1f us, max %.1f us; "
+                "flows re-filled %.1f on average, %lld set growths",
+                static_cast<long long>(r.count), at(0.5), at(0.99), at(1.0),
+                static_cast<double>(r.flows_refilled) / static_cast<double>(r.count),
+                static_cast<long long>(r.expansions));
+  return line + events;
+}
+
+ClusterSpec cluster_spec(const Scenario& scenario) {
+  ClusterSpec spec;
+  spec.fabric = *scenario.network;
+  spec.seed = scenario.simulation.seed;
+  if (scenario.servers) spec.servers = server_node(*scenario.servers);
+  spec.hosts = scenario.hosts.value_or(HostsConfig{});
+  return spec;
+}
+
+std::string job_findings(const DataParallelJob& job, const DataParallelJobConfig& config, Time end,
+                         bool on_network) {
+  return std::to_string(config.ranks) + " ranks, " + std::to_string(job.steps_completed()) +
+         " of " + std::to_string(config.steps) + " steps in " + format_rounded(end.since_start()) +
+         " simulated (all-reduce " + format_rounded(job.all_reduce_duration()) +
+         (on_network ? " per step on average, on the network)" : " per step)");
+}
+
+std::string traffic_findings(const TrafficDriver& driver, const Topology& topology,
+                             Cluster& cluster, const LinkEventPlayer& link_events, Time end,
+                             std::uint64_t events, double wall, RunOutcome outcome) {
+  const TrafficDriver::Summary s = driver.summary();
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "%lld of %lld flows completed in %s simulated on %d endpoints, %d switches (%s "
+                "level)\nevents %llu (%.2f M/s), wall %.3f s",
+                static_cast<long long>(s.completed), static_cast<long long>(s.flows),
+                format_rounded(end.since_start()).c_str(), topology.endpoint_count(),
+                topology.switch_count(), cluster.packet_fabric() ? "packet" : "flow",
+                static_cast<unsigned long long>(events), static_cast<double>(events) / wall * 1e-6,
+                wall);
+  std::string report = line;
+  if (s.fct) {
+    report += "\nflow completion: min " + format_rounded(s.fct->min) + ", median " +
+              format_rounded(s.fct->median) + ", p99 " + format_rounded(s.fct->p99) + ", max " +
+              format_rounded(s.fct->max);
+  }
+  report +=
+      "\n" + (cluster.packet_fabric() ? packet_findings(*cluster.packet_fabric(), wall, link_events)
+                                      : flow_findings(*cluster.flow_fabric(), link_events));
+  if (outcome == RunOutcome::kDrained && !driver.all_complete()) {
+    report += "\nwarning: the network went idle with " + std::to_string(s.flows - s.completed) +
+              " flows unfinished";
+  }
+  return report;
+}
+
+}  // namespace
+
+Time run_limit(const Scenario& scenario) {
+  return scenario.simulation.until ? Time::zero() + *scenario.simulation.until : Time::max();
+}
+
+RunSummary run_scenario(const LoadedScenario& loaded, RecordBackend& output,
+                        const RunOptions& options) {
+  const Scenario& scenario = loaded.scenario;
+  Simulator sim;
+  // The machine: built once, when the scenario has a network, and shared by all that runs.
+  std::optional<Topology> topology;
+  std::optional<Routing> routing;
+  std::unique_ptr<Cluster> cluster;
+  std::optional<LinkEventPlayer> link_events;
+  if (scenario.network) {
+    topology.emplace(build_topology(scenario.network->topology));
+    routing.emplace(*topology);
+    cluster = std::make_unique<Cluster>(sim, cluster_spec(scenario), *routing, output);
+    link_events.emplace(sim, cluster->fabric(),
+                        resolve_link_events(scenario.network->link_events, *topology));
+  }
+  std::unique_ptr<DataParallelJob> job;
+  if (scenario.job) {
+    job = std::make_unique<DataParallelJob>(sim, *scenario.job, scenario.simulation.seed, output,
+                                            cluster ? &cluster->network() : nullptr,
+                                            cluster ? cluster->gpus_per_node() : 1);
+    // Background traffic and periodic sampling would keep the clock going: the job's end is the
+    // run's.
+    job->when_done([&sim] { sim.stop(); });
+  }
+  std::unique_ptr<TrafficDriver> driver;
+  if (scenario.traffic) {
+    driver = std::make_unique<TrafficDriver>(sim, cluster->network(), loaded.flows, output,
+                                             TrafficDriverOptions{.stop_when_all_complete = !job});
+  }
+  const Time limit = run_limit(scenario);
+  const auto flow_count = static_cast<double>(loaded.flows.size());
+  ProgressReporter progress(
+      options.show_progress, limit == Time::max() ? std::nullopt : std::optional(limit),
+      [&job, &driver, flow_count]() -> std::optional<double> {
+        if (job) return job->progress();
+        return static_cast<double>(driver->completed()) / flow_count;
+      },
+      options.stop);
+  sim.set_monitor(&progress, ProgressReporter::kPeriodEvents);
+  const auto wall_start = std::chrono::steady_clock::now();
+  if (link_events) link_events->start();
+  if (job) job->start();
+  if (driver) driver->start();
+  RunOutcome outcome = sim.run(limit);
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  progress.finish();
+  // The job's end, or the traffic's, stopping the run is its normal end.
+  const bool done = job ? job->steps_completed() == scenario.job->steps : driver->all_complete();
+  if (outcome == RunOutcome::kStopped && done) outcome = RunOutcome::kDrained;
+  if (cluster) cluster->finish();
+  if (job) job->flush();
+  if (driver) driver->flush();
+
+  RunSummary summary{outcome, sim.now(), sim.events_processed(), {}, {}};
+  summary.kind = job && driver ? "job with traffic" : job ? "job" : "traffic";
+  if (job) summary.report = job_findings(*job, *scenario.job, sim.now(), cluster != nullptr);
+  if (driver) {
+    if (!summary.report.empty()) summary.report += "\n";
+    summary.report += traffic_findings(*driver, *topology, *cluster, *link_events, sim.now(),
+                                       sim.events_processed(), wall, outcome);
+  }
+  return summary;
+}
+
+}  // namespace lockstep
