@@ -24,7 +24,6 @@
 #include "models/collective/communicator.hpp"
 #include "models/collective/nccl_choice.hpp"
 #include "models/collective/nccl_tests.hpp"
-#include "models/fabric/topology_config.hpp"
 #include "models/node/node_preset.hpp"
 #include "models/transport/network_config.hpp"
 #include "sim/cli/checked_inputs.hpp"
@@ -317,9 +316,8 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   const std::optional<NodePreset>& servers = setup.cluster.servers;
   setup.communicator = *communicator;
   setup.channels = channels > 0 ? channels : (servers ? servers->gpus : 1);
-  const Topology topology = build_topology(setup.cluster.fabric.topology);
-  const Routing routing(topology);
-  const std::int32_t cluster_ranks = topology.endpoint_count();
+  const Routing routing(*loaded->topology);
+  const std::int32_t cluster_ranks = loaded->topology->endpoint_count();
   CommunicatorLayout layout;
   try {
     layout = communicator_of(setup, cluster_ranks);

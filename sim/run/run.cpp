@@ -5,7 +5,6 @@
 #include <cstdio>
 
 #include "models/cluster/cluster.hpp"
-#include "models/fabric/topology_config.hpp"
 #include "models/traffic/traffic_driver.hpp"
 #include "models/transport/link_events.hpp"
 #include "models/workload/data_parallel_job.hpp"
@@ -110,12 +109,11 @@ RunSummary run_scenario(const LoadedScenario& loaded, RecordBackend& output,
   const Scenario& scenario = loaded.scenario;
   Simulator sim;
   // The machine: built once, when the scenario has a network, and shared by all that runs.
-  std::optional<Topology> topology;
+  const Topology* topology = loaded.topology.get();
   std::optional<Routing> routing;
   std::unique_ptr<Cluster> cluster;
   std::optional<LinkEventPlayer> link_events;
   if (scenario.network) {
-    topology.emplace(build_topology(scenario.network->topology));
     routing.emplace(*topology);
     cluster = std::make_unique<Cluster>(sim, cluster_spec(scenario), *routing, output);
     link_events.emplace(sim, cluster->fabric(),

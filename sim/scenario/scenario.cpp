@@ -3,8 +3,10 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
+#include "models/transport/link_events.hpp"
 #include "sim/scenario/job_schema.hpp"
 #include "sim/scenario/network_schema.hpp"
 #include "sim/scenario/server_schema.hpp"
@@ -45,13 +47,8 @@ const Schema<Scenario>& scenario_schema() {
 }
 
 // Servers, hosts and a job against the fabric they run on.
-void check_machines(const Scenario& s, const Schema<Scenario>::Checker& report) {
-  std::int32_t endpoints = 0;
-  try {
-    endpoints = build_topology(s.network->topology).endpoint_count();
-  } catch (const std::invalid_argument&) {
-    return;  // the network section reported it
-  }
+void check_machines(const Scenario& s, std::int32_t endpoints,
+                    const Schema<Scenario>::Checker& report) {
   if (s.servers) {
     const std::int32_t gpus = server_node(*s.servers)->gpus;
     if (endpoints % gpus != 0) {
@@ -75,10 +72,28 @@ void check_machines(const Scenario& s, const Schema<Scenario>::Checker& report) 
   }
 }
 
+// The fabric, built once: the run uses the same one. Empty (and reported) when it cannot be built.
+std::shared_ptr<const Topology> fabric_of(const Scenario& s,
+                                          const Schema<Scenario>::Checker& report) {
+  try {
+    auto topology = std::make_shared<const Topology>(build_topology(s.network->topology));
+    for (const LinkEventProblem& p : link_event_problems(s.network->link_events, *topology)) {
+      report.error("network." + p.key, p.message);
+    }
+    return topology;
+  } catch (const std::invalid_argument& e) {
+    report.error("network.topology", e.what());
+    return nullptr;
+  }
+}
+
 // Rules across sections, and the traffic expanded against the topology it will run on.
-std::vector<FlowSpec> check_what_runs(const Scenario& s, const YAML::Node& root,
-                                      const std::filesystem::path& directory,
-                                      DecodeContext& context) {
+struct Checked {
+  std::shared_ptr<const Topology> topology;
+  std::vector<FlowSpec> flows;
+};
+Checked check_what_runs(const Scenario& s, const YAML::Node& root,
+                        const std::filesystem::path& directory, DecodeContext& context) {
   const Schema<Scenario>::Checker report(root, "", context);
   if (!s.job && !s.network) {
     report.error("",
@@ -89,20 +104,23 @@ std::vector<FlowSpec> check_what_runs(const Scenario& s, const YAML::Node& root,
   if ((s.servers || s.hosts) && !s.network) {
     report.error(s.servers ? "servers" : "hosts", "needs a `network` whose endpoints they sit at");
   }
-  if (s.network && (s.servers || s.hosts || s.job)) check_machines(s, report);
-  if (!s.traffic || !s.network) return {};
-  std::vector<FlowSpec> flows;
+  Checked checked;
+  if (!s.network) return checked;
+  checked.topology = fabric_of(s, report);
+  if (!checked.topology) return checked;
+  const std::int32_t endpoints = checked.topology->endpoint_count();
+  check_machines(s, endpoints, report);
+  if (!s.traffic) return checked;
   try {
-    const Topology topology = build_topology(s.network->topology);
-    flows = expand_traffic(*s.traffic, topology.endpoint_count(), s.simulation.seed, directory);
-    for (const std::string& problem : flow_list_problems(flows, topology.endpoint_count())) {
+    checked.flows = expand_traffic(*s.traffic, endpoints, s.simulation.seed, directory);
+    for (const std::string& problem : flow_list_problems(checked.flows, endpoints)) {
       report.error("traffic", problem);
     }
-    if (flows.empty()) report.error("traffic", "no flows: list some or use a generator");
+    if (checked.flows.empty()) report.error("traffic", "no flows: list some or use a generator");
   } catch (const std::invalid_argument& e) {
     report.error("traffic", e.what());
   }
-  return flows;
+  return checked;
 }
 
 ScenarioLoad decode(YAML::Node root, const std::string& name,
@@ -115,13 +133,13 @@ ScenarioLoad decode(YAML::Node root, const std::string& name,
   Scenario scenario;
   scenario_schema().decode(root, root, "", scenario, context);
   if (!result.diagnostics.empty()) return result;
-  std::vector<FlowSpec> flows =
+  Checked checked =
       check_what_runs(scenario, root, std::filesystem::path(name).parent_path(), context);
   if (!result.diagnostics.empty()) return result;
   YAML::Emitter emitter;
   scenario_schema().encode(scenario, emitter);
-  result.loaded =
-      LoadedScenario{std::move(scenario), std::string(emitter.c_str()) + "\n", std::move(flows)};
+  result.loaded = LoadedScenario{std::move(scenario), std::string(emitter.c_str()) + "\n",
+                                 std::move(checked.flows), std::move(checked.topology)};
   return result;
 }
 

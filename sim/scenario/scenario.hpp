@@ -4,11 +4,13 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "models/fabric/topology.hpp"
 #include "models/node/server_config.hpp"
 #include "models/traffic/traffic_config.hpp"
 #include "models/transport/network_config.hpp"
@@ -39,6 +41,8 @@ struct LoadedScenario {
   Scenario scenario;
   std::string resolved_yaml;    // every key with its effective value: running it reproduces the run
   std::vector<FlowSpec> flows;  // the traffic, expanded and checked against the topology
+  // The network's fabric, built once when the scenario was checked; null without a network.
+  std::shared_ptr<const Topology> topology;
 };
 
 struct ScenarioLoad {
