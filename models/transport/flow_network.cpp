@@ -452,6 +452,44 @@ void FlowNetwork::limit_endpoints(const std::vector<std::int32_t>& endpoints, Bi
   }
 }
 
+void FlowNetwork::set_host_path_rate(std::int32_t endpoint, BitRate rate) {
+  if (!routing_.topology().is_endpoint(endpoint)) {
+    throw std::invalid_argument("no endpoint " + std::to_string(endpoint));
+  }
+  if (rate.bps() <= 0) throw std::invalid_argument("a host path's rate must be positive");
+  const EndpointLimit limit = endpoint_limit_[static_cast<std::size_t>(endpoint)];
+  if (limit.send < 0) {
+    limit_endpoint(endpoint, rate);
+    return;
+  }
+  solver_.set_capacity(limit.send, static_cast<double>(rate.bps()));
+  solver_.set_capacity(limit.receive, static_cast<double>(rate.bps()));
+  request_recompute();
+}
+
+void FlowNetwork::start_pause_storm(std::int32_t endpoint) {
+  const Topology& topology = routing_.topology();
+  if (!topology.is_endpoint(endpoint)) {
+    throw std::invalid_argument("no endpoint " + std::to_string(endpoint));
+  }
+  if (storming_.count(endpoint) != 0) return;
+  const NodeId tor = topology.host_switch(endpoint);
+  const PortIndex port = topology.host_switch_port(endpoint);
+  const std::int32_t link = link_of(tor, topology.port(tor, port).cable);
+  storming_.emplace(endpoint, links_[static_cast<std::size_t>(link)].rate);
+  change_link_rate(link, BitRate::bps(0));
+}
+
+void FlowNetwork::stop_pause_storm(std::int32_t endpoint) {
+  const auto storm = storming_.find(endpoint);
+  if (storm == storming_.end()) return;
+  const Topology& topology = routing_.topology();
+  const NodeId tor = topology.host_switch(endpoint);
+  const PortIndex port = topology.host_switch_port(endpoint);
+  change_link_rate(link_of(tor, topology.port(tor, port).cable), storm->second);
+  storming_.erase(storm);
+}
+
 double FlowNetwork::rate_bps(std::int32_t source, std::int32_t destination,
                              std::uint32_t queue_pair) const {
   const QueuePair* qp = find_queue_pair(source, destination, queue_pair);

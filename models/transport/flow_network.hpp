@@ -86,6 +86,11 @@ class FlowNetwork final : public Network, public FabricControl {
   void set_cable_rate(CableId cable, BitRate rate) override;
   void fail_cable(CableId cable) override;
   void restore_cable(CableId cable) override;
+  void set_host_path_rate(std::int32_t endpoint, BitRate rate) override;
+  // The flow level has no pause frames: the switch's port toward the NIC stops until the storm
+  // ends, but the back-pressure that spreads a real storm upstream is not modelled.
+  void start_pause_storm(std::int32_t endpoint) override;
+  void stop_pause_storm(std::int32_t endpoint) override;
   // A host-side limit on one queue pair's rate (e.g. what its PCIe path sustains).
   void limit_queue_pair(std::int32_t source, std::int32_t destination, std::uint32_t queue_pair,
                         BitRate cap);
@@ -156,7 +161,8 @@ class FlowNetwork final : public Network, public FabricControl {
     MaxMinSolver::ResourceId receive = -1;
   };
   std::vector<EndpointLimit> endpoint_limit_;
-  std::vector<InFlight> in_flight_;  // drained messages awaiting acknowledgement
+  std::map<std::int32_t, BitRate> storming_;  // endpoint -> its switch port's rate before the storm
+  std::vector<InFlight> in_flight_;           // drained messages awaiting acknowledgement
   std::vector<std::uint64_t> free_in_flight_;
   std::uint64_t next_message_ = 0;
   bool recompute_pending_ = false;

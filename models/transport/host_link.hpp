@@ -29,6 +29,9 @@ class HostLink {
   HostLink(const HostLink&) = delete;
   HostLink& operator=(const HostLink&) = delete;
 
+  // From the next packet on (one being carried finishes at the old rate). rate > 0.
+  void set_rate(BitRate rate) { rate_ = rate; }
+
   // When the path can feed the next packet out; a NIC sends only when this is not later than now.
   [[nodiscard]] Time send_free_at() const { return send_free_at_; }
   // A packet of `size` is fed now.

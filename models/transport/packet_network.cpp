@@ -331,6 +331,7 @@ void PacketNetwork::limit_endpoints(const std::vector<std::int32_t>& endpoints, 
   }
   if (rate.bps() <= 0) throw std::invalid_argument("an endpoint's limit must be positive");
   HostLink& host = host_links_.emplace_back(sim_, rate);
+  host_link_of_.resize(static_cast<std::size_t>(topology.endpoint_count()), nullptr);
   const Bytes mtu = config_.transport.payload_per_packet + config_.transport.header;
   const bool lossless =
       config_.switches.pfc.lossless.test(static_cast<std::size_t>(config_.transport.data_class));
@@ -339,7 +340,35 @@ void PacketNetwork::limit_endpoints(const std::vector<std::int32_t>& endpoints, 
     const Bytes headroom =
         config_.switches.pfc.headroom.value_or(derived_headroom(cable.rate, cable.delay, mtu));
     nic(e).limit_host_path(host, headroom, headroom, lossless);
+    host_link_of_[static_cast<std::size_t>(e)] = &host;
   }
+}
+
+void PacketNetwork::set_host_path_rate(std::int32_t endpoint, BitRate rate) {
+  if (!routing_.topology().is_endpoint(endpoint)) {
+    throw std::invalid_argument("no endpoint " + std::to_string(endpoint));
+  }
+  if (rate.bps() <= 0) throw std::invalid_argument("a host path's rate must be positive");
+  const auto e = static_cast<std::size_t>(endpoint);
+  if (e < host_link_of_.size() && host_link_of_[e] != nullptr) {
+    host_link_of_[e]->set_rate(rate);
+  } else {
+    limit_endpoint(endpoint, rate);
+  }
+}
+
+void PacketNetwork::start_pause_storm(std::int32_t endpoint) {
+  if (!routing_.topology().is_endpoint(endpoint)) {
+    throw std::invalid_argument("no endpoint " + std::to_string(endpoint));
+  }
+  nic(endpoint).start_pause_storm(config_.transport.data_class);
+}
+
+void PacketNetwork::stop_pause_storm(std::int32_t endpoint) {
+  if (!routing_.topology().is_endpoint(endpoint)) {
+    throw std::invalid_argument("no endpoint " + std::to_string(endpoint));
+  }
+  nic(endpoint).stop_pause_storm();
 }
 
 std::int64_t PacketNetwork::packet_hops() const {

@@ -72,6 +72,9 @@ class PacketNetwork final : public Network, public FabricControl, public Message
   void set_cable_rate(CableId cable, BitRate rate) override;
   void fail_cable(CableId cable) override;
   void restore_cable(CableId cable) override;
+  void set_host_path_rate(std::int32_t endpoint, BitRate rate) override;
+  void start_pause_storm(std::int32_t endpoint) override;
+  void stop_pause_storm(std::int32_t endpoint) override;
 
   [[nodiscard]] Nic& nic(std::int32_t endpoint) {
     return *nics_[static_cast<std::size_t>(endpoint)];
@@ -118,7 +121,8 @@ class PacketNetwork final : public Network, public FabricControl, public Message
   PacketPool packets_;
   std::vector<std::unique_ptr<Switch>> switches_;
   std::vector<std::unique_ptr<Nic>> nics_;
-  std::deque<HostLink> host_links_;  // those that limit_endpoint(s) gave NICs
+  std::deque<HostLink> host_links_;      // those that limit_endpoint(s) gave NICs
+  std::vector<HostLink*> host_link_of_;  // by endpoint; null without a limit
   std::deque<Flow> flows_;
   std::unique_ptr<Routing> rerouted_;  // without the failed cables, once one failed
   std::vector<CableId> failed_cables_;

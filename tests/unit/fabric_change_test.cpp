@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -198,6 +199,91 @@ TEST_CASE("a restored cable carries traffic again and a stalled transfer resumes
   CHECK(bytes.in_fabric == 0);
   CHECK(bytes.injected == bytes.delivered + bytes.dropped);
   CHECK(network.lossless_drops() == 0);
+}
+
+}  // namespace
+}  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+// One transfer, host 0 to host 1 on a switch, on either level; `change` acts on the fabric at
+// 200 us and `undo` (may be empty) at 400 us. Returns when its last byte arrived.
+Time transfer_with(bool packet_level, const std::function<void(FabricControl&)>& change,
+                   const std::function<void(FabricControl&)>& undo) {
+  Simulator sim;
+  const Topology topology = testing::star(2);
+  const Routing routing(topology);
+  testing::MemoryBackend output;
+  PacketNetworkConfig packet_config;
+  packet_config.switches.pfc.lossless.set(3);
+  std::unique_ptr<PacketNetwork> packets;
+  std::unique_ptr<FlowNetwork> flows;
+  Network* network = nullptr;
+  FabricControl* control = nullptr;
+  if (packet_level) {
+    packets = std::make_unique<PacketNetwork>(sim, routing, packet_config, 1, output);
+    network = packets.get();
+    control = packets.get();
+  } else {
+    flows = std::make_unique<FlowNetwork>(sim, routing, FlowNetworkConfig{}, 1, output);
+    network = flows.get();
+    control = flows.get();
+  }
+  testing::Completions done;
+  network->send(0, 1, Bytes(10'000'000), 0, done);
+  struct Step {
+    std::function<void(FabricControl&)> act;
+    FabricControl* control;
+    void run() { act(*control); }
+  };
+  Step first{change, control};
+  Step second{undo, control};
+  sim.schedule<&Step::run>(Time::zero() + Duration::us(200), &first);
+  if (undo) sim.schedule<&Step::run>(Time::zero() + Duration::us(400), &second);
+  (void)sim.run();
+  REQUIRE(done.done.size() == 1);
+  if (packets) {
+    CHECK(packets->lossless_drops() == 0);
+    const DataAccount bytes = packets->data_account();
+    CHECK(bytes.injected == bytes.delivered + bytes.dropped);
+  }
+  return done.done[0].second.delivered;
+}
+
+// 10 MB take some 850 us at 100 Gb/s. From 200 us on, host 0's host path carries 25 Gb/s: what was
+// left takes four times as long, at either level.
+TEST_CASE("a host path slowed mid-transfer slows the transfer at both levels") {
+  for (const bool packet_level : {false, true}) {
+    CAPTURE(packet_level);
+    const double healthy = static_cast<double>(
+        (transfer_with(packet_level, [](FabricControl&) {}, {}) - Time::zero()).ps());
+    const double slowed = static_cast<double>(
+        (transfer_with(packet_level,
+                       [](FabricControl& c) { c.set_host_path_rate(0, BitRate::gbps(25)); }, {}) -
+         Time::zero())
+            .ps());
+    const double before = 200e6;
+    CHECK(slowed == doctest::Approx(before + (healthy - before) * 4).epsilon(0.01));
+  }
+}
+
+// Host 1's NIC storms its switch from 200 us to 400 us: nothing reaches it meanwhile, so the
+// transfer ends about 200 us later, the same at both levels (at packet level the pause holds the
+// switch's port, whose buffer and PFC back-pressure hold the sender; nothing is dropped).
+TEST_CASE("a pause storm from the receiver's NIC holds a transfer for the storm's length") {
+  for (const bool packet_level : {false, true}) {
+    CAPTURE(packet_level);
+    const double healthy = static_cast<double>(
+        (transfer_with(packet_level, [](FabricControl&) {}, {}) - Time::zero()).ps());
+    const double stormed =
+        static_cast<double>((transfer_with(
+                                 packet_level, [](FabricControl& c) { c.start_pause_storm(1); },
+                                 [](FabricControl& c) { c.stop_pause_storm(1); }) -
+                             Time::zero())
+                                .ps());
+    CHECK(stormed - healthy == doctest::Approx(200e6).epsilon(0.05));
+  }
 }
 
 }  // namespace
