@@ -17,18 +17,15 @@
 namespace lockstep {
 namespace {
 
-// Passes progress on to the caller's monitor, and stops the run when the caller asks (Ctrl-C).
+// Stops the run when the caller asks (Ctrl-C).
 class StopWhenAsked final : public RunMonitor {
  public:
-  StopWhenAsked(RunMonitor* progress, const std::function<bool()>& stop)
-      : progress_(progress), stop_(stop) {}
+  explicit StopWhenAsked(const std::function<bool()>& stop) : stop_(stop) {}
   void on_progress(Simulator& sim) override {
-    if (progress_ != nullptr) progress_->on_progress(sim);
     if (stop_()) sim.stop();
   }
 
  private:
-  RunMonitor* progress_;
   const std::function<bool()>& stop_;
 };
 
@@ -45,7 +42,7 @@ CommunicatorLayout communicator_of(const CollectiveSetup& setup, std::int32_t cl
 
 std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, const Routing& fabric,
                                                CollectiveOp op, Bytes size, NcclAlgorithm algorithm,
-                                               NcclProtocol protocol, RunMonitor* monitor,
+                                               NcclProtocol protocol,
                                                const std::function<bool()>& stop) {
   if (algorithm != NcclAlgorithm::kRing && op != CollectiveOp::kAllReduce) {
     throw std::invalid_argument("the " + std::string(algorithm_name(algorithm)) +
@@ -123,7 +120,7 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
   // Periodic sampling keeps a packet network busy forever, so the run stops at the collective's
   // end rather than when nothing is left to do.
   collective->when_finished([&sim] { sim.stop(); });
-  StopWhenAsked stop_when_asked(monitor, stop);
+  StopWhenAsked stop_when_asked(stop);
   // Often enough for Ctrl-C to answer within a fraction of a second.
   constexpr std::uint64_t kMonitorPeriodEvents = 1 << 16;
   sim.set_monitor(&stop_when_asked, kMonitorPeriodEvents);
@@ -132,6 +129,25 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
   if (!collective->finished()) return std::nullopt;
   return TimedCollective{collective->finished_at() - collective->started_at(), sim.now(),
                          sim.events_processed(), layout.members, collective->rank_transfer_times()};
+}
+
+std::optional<FastestCollective> time_fastest(
+    const CollectiveSetup& setup, const Routing& fabric, CollectiveOp op, Bytes size,
+    const std::vector<std::pair<NcclAlgorithm, NcclProtocol>>& pairs,
+    const std::function<bool()>& stop) {
+  std::optional<FastestCollective> fastest;
+  std::uint64_t events = 0;
+  for (const auto& [algorithm, protocol] : pairs) {
+    std::optional<TimedCollective> run =
+        time_collective(setup, fabric, op, size, algorithm, protocol, stop);
+    if (!run) return std::nullopt;
+    events += run->events;
+    if (!fastest || run->time < fastest->timed.time) {
+      fastest = FastestCollective{std::move(*run), algorithm, protocol, 0};
+    }
+  }
+  if (fastest) fastest->events = events;
+  return fastest;
 }
 
 }  // namespace lockstep

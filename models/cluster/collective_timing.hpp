@@ -46,14 +46,26 @@ struct TimedCollective {
 // fabric without spines between rails, say), or for an unknown rank in host_staged_nics. Host-side
 // limits (sockets, host-staged NICs, one socket interface per node) cap the NICs' host paths on
 // either fabric level: at packet level a NIC whose host drains slower than the wire pauses its
-// switch. Empty when `stop`
-// turned true before the collective finished (Ctrl-C); the run loop calls `monitor` (may be null)
-// as Simulator::run does.
+// switch. Empty when `stop` turned true before the collective finished (Ctrl-C).
 [[nodiscard]] std::optional<TimedCollective> time_collective(const CollectiveSetup& setup,
                                                              const Routing& fabric, CollectiveOp op,
                                                              Bytes size, NcclAlgorithm algorithm,
                                                              NcclProtocol protocol,
-                                                             RunMonitor* monitor,
                                                              const std::function<bool()>& stop);
+
+struct FastestCollective {
+  TimedCollective timed;
+  NcclAlgorithm algorithm = NcclAlgorithm::kRing;
+  NcclProtocol protocol = NcclProtocol::kSimple;
+  std::uint64_t events = 0;  // over every pair timed
+};
+
+// Times the collective with each (algorithm, protocol) pair of `pairs` (nccl_choice.hpp's
+// runnable_pairs) and keeps the fastest, the first listed on a tie: the choice NCCL's tuner aims
+// for. Empty when `stop` turned true first; throws as time_collective does.
+[[nodiscard]] std::optional<FastestCollective> time_fastest(
+    const CollectiveSetup& setup, const Routing& fabric, CollectiveOp op, Bytes size,
+    const std::vector<std::pair<NcclAlgorithm, NcclProtocol>>& pairs,
+    const std::function<bool()>& stop);
 
 }  // namespace lockstep

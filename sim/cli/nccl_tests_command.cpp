@@ -367,28 +367,20 @@ int nccl_tests_command(const std::vector<std::string>& args) {
     Table<RankRow> rank_results(file, rank_layout());
     for (const Bytes requested : nccl_tests::size_sweep(*min, *max, factor)) {
       const nccl_tests::Shape shape = nccl_tests::shape(*op, requested, ranks);
-      // Automatic: the fastest of the allowed pairs, as NCCL's tuner means to pick it.
-      std::optional<TimedCollective> timed;
-      std::pair<NcclAlgorithm, NcclProtocol> chosen{};
-      for (const auto& [a, p] : pairs) {
-        std::optional<TimedCollective> run;
-        try {
-          run =
-              time_collective(setup, routing, *op, shape.size, a, p, nullptr, interrupt_requested);
-        } catch (const std::invalid_argument& e) {
-          std::cerr << "lockstep nccl-tests: " << e.what() << "; no output written\n";
-          return exit_code::kBadInput;
-        }
-        if (!run) {
-          std::cerr << "lockstep nccl-tests: interrupted; no output written\n";
-          return exit_code::kInterrupted;
-        }
-        events += run->events;
-        if (!timed || run->time < timed->time) {
-          timed = run;
-          chosen = {a, p};
-        }
+      std::optional<FastestCollective> fastest;
+      try {
+        fastest = time_fastest(setup, routing, *op, shape.size, pairs, interrupt_requested);
+      } catch (const std::invalid_argument& e) {
+        std::cerr << "lockstep nccl-tests: " << e.what() << "; no output written\n";
+        return exit_code::kBadInput;
       }
+      if (!fastest) {
+        std::cerr << "lockstep nccl-tests: interrupted; no output written\n";
+        return exit_code::kInterrupted;
+      }
+      events += fastest->events;
+      const TimedCollective* timed = &fastest->timed;
+      const std::pair<NcclAlgorithm, NcclProtocol> chosen{fastest->algorithm, fastest->protocol};
       last = *timed;
       for (std::size_t i = 0; i < timed->ranks.size(); ++i) {
         const RankTransferTimes& times = timed->rank_transfer_times[i];

@@ -154,7 +154,7 @@ Duration timed(const CollectiveSetup& setup, CollectiveOp op, Bytes size, NcclAl
   const Topology topology = build_topology(setup.cluster.fabric.topology);
   const Routing routing(topology);
   const std::optional<TimedCollective> run =
-      time_collective(setup, routing, op, size, algorithm, protocol, nullptr, [] { return false; });
+      time_collective(setup, routing, op, size, algorithm, protocol, [] { return false; });
   REQUIRE(run.has_value());
   return run->time;
 }
@@ -194,7 +194,7 @@ TEST_CASE("NVLS is refused where NCCL would not run it") {
     const Topology topology = build_topology(setup.cluster.fabric.topology);
     const Routing routing(topology);
     static_cast<void>(time_collective(setup, routing, op, Bytes(1 << 20), NcclAlgorithm::kNvls,
-                                      protocol, nullptr, [] { return false; }));
+                                      protocol, [] { return false; }));
   };
   CHECK_NOTHROW(run(h100_servers(1), CollectiveOp::kAllReduce, NcclProtocol::kSimple));
   CHECK_THROWS_AS(run(h100_servers(1), CollectiveOp::kAllReduce, NcclProtocol::kLL),
@@ -381,7 +381,7 @@ TEST_CASE("a NIC on the wrong socket makes its rank the slowest in every inter-n
     const Routing routing(topology);
     const std::optional<TimedCollective> run =
         time_collective(setup, routing, op, size, NcclAlgorithm::kRing, NcclProtocol::kSimple,
-                        nullptr, [] { return false; });
+                        [] { return false; });
     REQUIRE(run.has_value());
     REQUIRE(run->ranks.size() == 32);
     std::vector<double> totals;
