@@ -11,7 +11,7 @@ constexpr std::uint16_t kStormQuanta = 0xFFFF;
 }  // namespace
 
 Nic::Nic(Simulator& sim, std::int32_t endpoint, const TransportConfig& config, BitRate rate,
-         Duration uplink_delay, PacketPool& packets, std::deque<Flow>& flows,
+         Duration uplink_delay, PacketPool& packets, std::deque<QueuePair>& flows,
          MessageListener& listener)
     : sim_(sim),
       endpoint_(endpoint),
@@ -22,11 +22,11 @@ Nic::Nic(Simulator& sim, std::int32_t endpoint, const TransportConfig& config, B
       listener_(listener),
       port_(sim, rate, uplink_delay, *this, DepartureNotice::kAtLastBit, 0) {}
 
-BitRate Nic::flow_rate(const Flow& flow) const {
+BitRate Nic::flow_rate(const QueuePair& flow) const {
   return flow.reaction_point ? std::min(flow.reaction_point->rate(), rate_) : rate_;
 }
 
-void Nic::post(Flow& flow) {
+void Nic::post(QueuePair& flow) {
   if (!flow.retransmit) {
     flow.retransmit = std::unique_ptr<Timer>(
         new Timer(Timer::calling<&Nic::on_retransmit_timeout>(sim_, this, flow.id)));
@@ -35,7 +35,7 @@ void Nic::post(Flow& flow) {
   try_send();
 }
 
-void Nic::activate(Flow& flow) {
+void Nic::activate(QueuePair& flow) {
   if (flow.active || !flow.has_unsent()) return;
   flow.active = true;
   active_.push_back(flow.id);
@@ -62,7 +62,7 @@ void Nic::try_send() {
   std::size_t scanned = 0;
   while (scanned < active_.size()) {
     if (next_active_ >= active_.size()) next_active_ = 0;
-    Flow& flow = flows_[active_[next_active_]];
+    QueuePair& flow = flows_[active_[next_active_]];
     if (!flow.has_unsent()) {
       flow.active = false;
       active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(next_active_));
@@ -89,7 +89,7 @@ void Nic::wake() {
   try_send();
 }
 
-PendingMessage& Nic::message_of(Flow& flow, std::uint64_t sequence) {
+PendingMessage& Nic::message_of(QueuePair& flow, std::uint64_t sequence) {
   for (PendingMessage& m : flow.messages) {
     if (sequence < m.end_sequence) return m;
   }
@@ -98,7 +98,7 @@ PendingMessage& Nic::message_of(Flow& flow, std::uint64_t sequence) {
                      " belongs to no message");
 }
 
-void Nic::send_data(Flow& flow) {
+void Nic::send_data(QueuePair& flow) {
   const Time now = sim_.now();
   catch_up_dcqcn_timers(flow);
   const std::uint64_t sequence = flow.next_sequence++;
@@ -126,7 +126,7 @@ void Nic::send_data(Flow& flow) {
   port_.enqueue(packet);
 }
 
-void Nic::send_control(PacketKind kind, const Flow& flow, std::uint64_t sequence,
+void Nic::send_control(PacketKind kind, const QueuePair& flow, std::uint64_t sequence,
                        bool carries_cnp) {
   Packet* packet = packets_.acquire();
   packet->kind = kind;
@@ -198,7 +198,7 @@ void Nic::take_into_host() {
 void Nic::on_departure(const Departure& /*departure*/, std::uint16_t /*port*/) { try_send(); }
 
 void Nic::on_data(Packet* packet) {
-  Flow& flow = flows_[packet->flow];
+  QueuePair& flow = flows_[packet->flow];
   const Time now = sim_.now();
   data_payload_received_ += packet->payload_bytes;
   // The answer decides whether a CNP can ride on it: a packet ahead of a gap whose NACK is already
@@ -234,7 +234,7 @@ void Nic::on_data(Packet* packet) {
   if (notify && !cnp_in_answer) send_control(PacketKind::kCnp, flow, packet->sequence, false);
 }
 
-void Nic::on_ack(Flow& flow, std::uint64_t sequence) {
+void Nic::on_ack(QueuePair& flow, std::uint64_t sequence) {
   if (sequence <= flow.unacknowledged) return;
   flow.unacknowledged = sequence;
   while (!flow.messages.empty() && flow.messages.front().end_sequence <= flow.unacknowledged) {
@@ -250,7 +250,7 @@ void Nic::on_ack(Flow& flow, std::uint64_t sequence) {
   }
 }
 
-void Nic::on_nack(Flow& flow, std::uint64_t sequence) {
+void Nic::on_nack(QueuePair& flow, std::uint64_t sequence) {
   on_ack(flow, sequence);
   if (sequence < flow.next_sequence) {
     flow.retransmitted_packets += static_cast<std::int64_t>(flow.next_sequence - sequence);
@@ -261,7 +261,7 @@ void Nic::on_nack(Flow& flow, std::uint64_t sequence) {
 }
 
 void Nic::on_retransmit_timeout(std::uint64_t flow_id) {
-  Flow& flow = flows_[flow_id];
+  QueuePair& flow = flows_[flow_id];
   if (flow.unacknowledged >= flow.next_sequence) return;
   flow.retransmitted_packets += static_cast<std::int64_t>(flow.next_sequence - flow.unacknowledged);
   flow.next_sequence = flow.unacknowledged;
@@ -270,7 +270,7 @@ void Nic::on_retransmit_timeout(std::uint64_t flow_id) {
   try_send();
 }
 
-void Nic::on_cnp(Flow& flow) {
+void Nic::on_cnp(QueuePair& flow) {
   ++flow.cnps_received;
   if (!flow.reaction_point) return;
   catch_up_dcqcn_timers(flow);
@@ -280,7 +280,7 @@ void Nic::on_cnp(Flow& flow) {
   }
 }
 
-void Nic::catch_up_dcqcn_timers(Flow& flow) {
+void Nic::catch_up_dcqcn_timers(QueuePair& flow) {
   if (!flow.reaction_point) return;
   DcqcnReactionPoint& rp = *flow.reaction_point;
   const DcqcnParams& params = *config_.dcqcn;

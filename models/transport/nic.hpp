@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "models/fabric/egress_port.hpp"
-#include "models/transport/flow.hpp"
 #include "models/transport/host_link.hpp"
+#include "models/transport/queue_pair.hpp"
 #include "models/transport/transport_config.hpp"
 
 namespace lockstep {
@@ -29,11 +29,11 @@ class Nic final : public PacketReceiver, public PortOwner, private HostReceiver 
   // `flows` is the network's flow table: a NIC sends on the flows whose source it is and receives
   // on those whose destination it is. `uplink_delay` is the propagation delay of its cable.
   Nic(Simulator& sim, std::int32_t endpoint, const TransportConfig& config, BitRate rate,
-      Duration uplink_delay, PacketPool& packets, std::deque<Flow>& flows,
+      Duration uplink_delay, PacketPool& packets, std::deque<QueuePair>& flows,
       MessageListener& listener);
 
   // The flow's sender got a new message (already appended to flow.messages).
-  void post(Flow& flow);
+  void post(QueuePair& flow);
 
   void receive(Packet* packet, std::uint16_t ingress_port) override;
   void on_departure(const Departure& departure, std::uint16_t port) override;
@@ -69,17 +69,18 @@ class Nic final : public PacketReceiver, public PortOwner, private HostReceiver 
   // Data dropped on a lossless class because the buffer overflowed despite pausing (must stay 0).
   [[nodiscard]] std::int64_t lossless_overflows() const { return lossless_overflows_; }
   // Current sending rate of a flow this NIC sends on.
-  [[nodiscard]] BitRate flow_rate(const Flow& flow) const;
+  [[nodiscard]] BitRate flow_rate(const QueuePair& flow) const;
 
  private:
   void try_send();
   void wake();
-  void send_data(Flow& flow);
-  void send_control(PacketKind kind, const Flow& flow, std::uint64_t sequence, bool carries_cnp);
+  void send_data(QueuePair& flow);
+  void send_control(PacketKind kind, const QueuePair& flow, std::uint64_t sequence,
+                    bool carries_cnp);
   void on_data(Packet* packet);
-  void on_ack(Flow& flow, std::uint64_t sequence);
-  void on_nack(Flow& flow, std::uint64_t sequence);
-  void on_cnp(Flow& flow);
+  void on_ack(QueuePair& flow, std::uint64_t sequence);
+  void on_nack(QueuePair& flow, std::uint64_t sequence);
+  void on_cnp(QueuePair& flow);
   void on_retransmit_timeout(std::uint64_t flow_id);
   // Event argument: traffic class (8 bits) and that class's pause generation above them.
   void refresh_pause(std::uint64_t class_and_generation);
@@ -88,17 +89,17 @@ class Nic final : public PacketReceiver, public PortOwner, private HostReceiver 
   void update_pause();
   void send_pause(int traffic_class, std::uint16_t quanta);
   void take_into_host() override;
-  void catch_up_dcqcn_timers(Flow& flow);
-  void activate(Flow& flow);
+  void catch_up_dcqcn_timers(QueuePair& flow);
+  void activate(QueuePair& flow);
   // The message that packet `sequence` of the flow belongs to (the flow has not dropped it yet).
-  [[nodiscard]] PendingMessage& message_of(Flow& flow, std::uint64_t sequence);
+  [[nodiscard]] PendingMessage& message_of(QueuePair& flow, std::uint64_t sequence);
 
   Simulator& sim_;
   std::int32_t endpoint_;
   const TransportConfig& config_;
   BitRate rate_;
   PacketPool& packets_;
-  std::deque<Flow>& flows_;
+  std::deque<QueuePair>& flows_;
   MessageListener& listener_;
   EgressPort port_;
   std::vector<std::uint32_t> active_;  // flows with packets to send, served round robin

@@ -88,8 +88,8 @@ Switch& PacketNetwork::switch_node(NodeId node) {
   return *switches_[static_cast<std::size_t>(node - routing_.topology().endpoint_count())];
 }
 
-Flow& PacketNetwork::flow_for(std::int32_t source, std::int32_t destination,
-                              std::uint32_t queue_pair) {
+QueuePair& PacketNetwork::flow_for(std::int32_t source, std::int32_t destination,
+                                   std::uint32_t queue_pair) {
   const auto key = std::make_tuple(source, destination, queue_pair);
   if (const auto it = flow_ids_.find(key); it != flow_ids_.end()) return flows_[it->second];
   const Routing& routing = this->routing();
@@ -99,7 +99,7 @@ Flow& PacketNetwork::flow_for(std::int32_t source, std::int32_t destination,
   }
   const auto id = static_cast<std::uint32_t>(flows_.size());
   flow_ids_.emplace(key, id);
-  Flow& flow = flows_.emplace_back();
+  QueuePair& flow = flows_.emplace_back();
   flow.id = id;
   flow.source = source;
   flow.destination = destination;
@@ -119,7 +119,7 @@ Flow& PacketNetwork::flow_for(std::int32_t source, std::int32_t destination,
 std::uint64_t PacketNetwork::send(std::int32_t source, std::int32_t destination, Bytes size,
                                   std::uint32_t queue_pair, MessageListener& listener) {
   check_message_endpoints(source, destination, endpoint_count());
-  Flow& flow = flow_for(source, destination, queue_pair);
+  QueuePair& flow = flow_for(source, destination, queue_pair);
   const std::uint64_t id = next_message_++;
   listeners_.push_back(&listener);
   const std::int64_t payload = config_.transport.payload_per_packet.count();
@@ -137,7 +137,7 @@ std::uint64_t PacketNetwork::send(std::int32_t source, std::int32_t destination,
 }
 
 void PacketNetwork::on_message_complete(const Message& message, const MessageTimes& times) {
-  const Flow& flow = flows_[flow_ids_.at(
+  const QueuePair& flow = flows_[flow_ids_.at(
       std::make_tuple(message.source, message.destination, message.queue_pair))];
   const std::vector<Hop> hops = routing_.path(message.source, message.destination, flow.entropy);
   tables_.messages.append(
@@ -183,7 +183,7 @@ void PacketNetwork::sample() {
     }
     before = totals;
   });
-  for (const Flow& flow : flows_) {
+  for (const QueuePair& flow : flows_) {
     if (flow.messages.empty() || !flow.reaction_point) continue;
     tables_.flow_samples.append(
         FlowSampleRow{now.ps(), flow.id, flow.reaction_point->rate().bps(), flow.cnps_received});
@@ -242,7 +242,7 @@ void PacketNetwork::fail_cable(CableId cable) {
   set_cable_down(cable, true);
   rerouted_ = std::make_unique<Routing>(routing_.topology(), failed_cables_);
   const std::vector<CableId> failed{cable};
-  for (Flow& flow : flows_) {
+  for (QueuePair& flow : flows_) {
     if (crosses_any(flow, failed)) reroute(flow);
   }
 }
@@ -257,12 +257,12 @@ void PacketNetwork::restore_cable(CableId cable) {
                   ? nullptr
                   : std::make_unique<Routing>(routing_.topology(), failed_cables_);
   // Flows still on a failed cable had no other path: they may have one now.
-  for (Flow& flow : flows_) {
+  for (QueuePair& flow : flows_) {
     if (crosses_any(flow, failed_cables_)) reroute(flow);
   }
 }
 
-bool PacketNetwork::crosses_any(const Flow& flow, const std::vector<CableId>& cables) const {
+bool PacketNetwork::crosses_any(const QueuePair& flow, const std::vector<CableId>& cables) const {
   const Topology& topology = routing_.topology();
   auto crosses = [&](NodeId from, const std::vector<std::uint16_t>& route) {
     CableId cable = topology.ports(from)[0].cable;
@@ -280,7 +280,7 @@ bool PacketNetwork::crosses_any(const Flow& flow, const std::vector<CableId>& ca
          crosses(flow.destination, flow.route_to_source);
 }
 
-bool PacketNetwork::reroute(Flow& flow) {
+bool PacketNetwork::reroute(QueuePair& flow) {
   const Routing& routing = this->routing();
   if (!routing.reachable(flow.source, flow.destination) ||
       !routing.reachable(flow.destination, flow.source)) {
@@ -296,7 +296,7 @@ bool PacketNetwork::reroute(Flow& flow) {
 
 std::int64_t PacketNetwork::messages_in_flight() const {
   std::int64_t count = 0;
-  for (const Flow& flow : flows_) count += static_cast<std::int64_t>(flow.messages.size());
+  for (const QueuePair& flow : flows_) count += static_cast<std::int64_t>(flow.messages.size());
   return count;
 }
 

@@ -1,10 +1,10 @@
 // The packet-level backend of `Network`: every cable of a Topology becomes two Links, every switch
 // a Switch and every endpoint a Nic, wired port to port as the Topology numbers them and routed by
-// its Routing. A queue pair (source, destination, index) becomes a Flow on first use, with ECMP
-// entropy hashed from those three values. The network records the wiring (every port and its
-// peer) and what its components count: per message its times and path, per port and traffic class
-// counters sampled at a fixed period (only those that moved) and their totals at the end, and per
-// flow its DCQCN rate over time.
+// its Routing. A queue pair (source, destination, index) becomes a QueuePair record on first use,
+// with ECMP entropy hashed from those three values. The network records the wiring (every port and
+// its peer) and what its components count: per message its times and path, per port and traffic
+// class counters sampled at a fixed period (only those that moved) and their totals at the end, and
+// per flow its DCQCN rate over time.
 #pragma once
 
 #include <cstdint>
@@ -80,7 +80,7 @@ class PacketNetwork final : public Network, public FabricControl, public Message
     return *nics_[static_cast<std::size_t>(endpoint)];
   }
   [[nodiscard]] Switch& switch_node(NodeId node);
-  [[nodiscard]] const std::deque<Flow>& flows() const { return flows_; }
+  [[nodiscard]] const std::deque<QueuePair>& flows() const { return flows_; }
   [[nodiscard]] const Topology& topology() const { return routing_.topology(); }
 
   // Messages sent and not yet acknowledged.
@@ -101,13 +101,13 @@ class PacketNetwork final : public Network, public FabricControl, public Message
   struct SentMessage;
 
   void sample();
-  Flow& flow_for(std::int32_t source, std::int32_t destination, std::uint32_t queue_pair);
+  QueuePair& flow_for(std::int32_t source, std::int32_t destination, std::uint32_t queue_pair);
   [[nodiscard]] const Routing& routing() const { return rerouted_ ? *rerouted_ : routing_; }
   // The cables the flow's data and its answers cross now.
-  [[nodiscard]] bool crosses_any(const Flow& flow, const std::vector<CableId>& cables) const;
+  [[nodiscard]] bool crosses_any(const QueuePair& flow, const std::vector<CableId>& cables) const;
   // Gives the flow the current routing's paths if it has them (the old ones are kept for the
   // packets on them); true if it moved.
-  bool reroute(Flow& flow);
+  bool reroute(QueuePair& flow);
   // The port at each end of the cable goes down (true) or comes up.
   void set_cable_down(CableId cable, bool down);
   [[nodiscard]] EgressPort& port_of(NodeId node, PortIndex port);
@@ -123,7 +123,7 @@ class PacketNetwork final : public Network, public FabricControl, public Message
   std::vector<std::unique_ptr<Nic>> nics_;
   std::deque<HostLink> host_links_;      // those that limit_endpoint(s) gave NICs
   std::vector<HostLink*> host_link_of_;  // by endpoint; null without a limit
-  std::deque<Flow> flows_;
+  std::deque<QueuePair> flows_;
   std::unique_ptr<Routing> rerouted_;  // without the failed cables, once one failed
   std::vector<CableId> failed_cables_;
   LostPackets lost_{packets_};

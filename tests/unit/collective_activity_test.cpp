@@ -175,7 +175,7 @@ TEST_CASE("an aborted collective sends nothing more and drains") {
   const std::int64_t sent_before = fabric.network->data_account().injected;
   const std::int64_t outstanding_bytes = [&] {
     std::int64_t bytes = 0;
-    for (const Flow& flow : fabric.network->flows()) {
+    for (const QueuePair& flow : fabric.network->flows()) {
       for (const PendingMessage& m : flow.messages) bytes += m.message.size.count();
     }
     return bytes;

@@ -130,7 +130,7 @@ class Observer {
 
   void close_window() {
     Window w;
-    const std::deque<Flow>& flows = network_.flows();
+    const std::deque<QueuePair>& flows = network_.flows();
     delivered_.resize(flows.size(), 0);
     for (std::size_t f = 0; f < flows.size(); ++f) {
       // Every packet carries a full payload (the messages are whole multiples of it), so the
@@ -445,7 +445,7 @@ EcmpRun run_ecmp(std::uint64_t seed) {
               .packets_sent;
     }
   }
-  for (const Flow& flow : network.flows()) {
+  for (const QueuePair& flow : network.flows()) {
     // Hops: source NIC, its leaf, the spine, the destination's leaf.
     const std::vector<Hop> path = routing.path(flow.source, flow.destination, flow.entropy);
     REQUIRE(path.size() == 4);
@@ -516,7 +516,7 @@ TEST_CASE("a CNP rides on the ACK of its marked packet or goes in a frame of its
                                    .classes[kDataClass]
                                    .ecn_marked;
     std::int64_t notified = 0;
-    for (const Flow& flow : network.flows()) notified += flow.cnps_received;
+    for (const QueuePair& flow : network.flows()) notified += flow.cnps_received;
     MESSAGE(marks << " packets marked");
     CHECK(marks > 100);
     CHECK(notified == marks);
@@ -551,7 +551,7 @@ TEST_CASE(
     CHECK(a.injected == a.delivered + a.in_fabric + a.dropped);
     std::int64_t notified = 0;
     std::int64_t resent = 0;
-    for (const Flow& flow : incast.network.flows()) {
+    for (const QueuePair& flow : incast.network.flows()) {
       CHECK(flow.cnps_received == flow.cnps_sent);
       notified += flow.cnps_received;
       resent += flow.retransmitted_packets;

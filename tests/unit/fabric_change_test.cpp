@@ -101,7 +101,7 @@ TEST_CASE(
   events.start();
   (void)sim.run();
   REQUIRE(done.done.size() == 1);
-  const Flow& transfer = network.flows()[0];
+  const QueuePair& transfer = network.flows()[0];
   CHECK(network.packets_lost_to_failures() > 0);
   CHECK(transfer.retransmitted_packets >= network.packets_lost_to_failures());
   const double packet_ps = static_cast<double>((done.done[0].second.delivered - Time::zero()).ps());

@@ -155,7 +155,7 @@ IncastRun incast(bool pfc, std::int32_t senders, bool victim) {
   run.completed = static_cast<std::int64_t>(completions.done.size());
   run.pauses = network.pause_frames_sent();
   run.drops = network.data_account().dropped;
-  for (const Flow& f : network.flows()) run.retransmitted += f.retransmitted_packets;
+  for (const QueuePair& f : network.flows()) run.retransmitted += f.retransmitted_packets;
   for (const auto& [m, t] : completions.done) {
     if (m.source == senders) run.victim = t.acknowledged - t.submitted;
   }

@@ -1,6 +1,6 @@
 // One queue pair's state at both ends: the sender's messages, sequence numbers, pacing and DCQCN
 // reaction point, and the receiver's expected sequence and DCQCN notification point. Kept in one
-// record per flow in the network's flow table, so a NIC finds either half by the packet's flow id
+// record per queue pair in the network's table, so a NIC finds either half by the packet's flow id
 // without a hash lookup. Sequence numbers run across messages; a message occupies a contiguous
 // range of them.
 #pragma once
@@ -27,7 +27,7 @@ struct PendingMessage {
   bool delivered = false;
 };
 
-struct Flow {
+struct QueuePair {
   std::uint32_t id = 0;
   std::int32_t source = 0;
   std::int32_t destination = 0;
