@@ -1,5 +1,6 @@
 #include "models/workload/data_parallel_job.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -39,7 +40,7 @@ DataParallelJob::DataParallelJob(Simulator& sim, const DataParallelJobConfig& co
                                  std::int32_t gpus_per_node)
     : sim_(sim),
       config_(config),
-      network_(network),
+      network_(nullptr),
       gpus_per_node_(gpus_per_node),
       all_reduce_duration_(network != nullptr
                                ? Duration()
@@ -58,10 +59,39 @@ DataParallelJob::DataParallelJob(Simulator& sim, const DataParallelJobConfig& co
   for (const SlowRank& slow : config.slow_ranks) {
     compute_stretch_[static_cast<std::size_t>(slow.rank)] += slow.slowdown;
   }
-  if (network_ != nullptr && network_->endpoint_count() < config.ranks) {
-    throw std::invalid_argument(std::to_string(config.ranks) + " ranks, but the network has " +
-                                std::to_string(network_->endpoint_count()));
+  if (network == nullptr) return;
+  std::vector<std::int32_t> placement = config.placement;
+  if (placement.empty()) {
+    for (std::int32_t r = 0; r < static_cast<std::int32_t>(config.ranks); ++r) {
+      placement.push_back(r);
+    }
   }
+  if (static_cast<std::int64_t>(placement.size()) != config.ranks) {
+    throw std::invalid_argument("the placement places " + std::to_string(placement.size()) +
+                                " ranks; the job has " + std::to_string(config.ranks));
+  }
+  // As NCCL lays a communicator out, by node (communicator.hpp); a default placement that fills
+  // its last node in part keeps one ring in rank order instead, as if every rank had a node.
+  CommunicatorLayout layout;
+  try {
+    layout = communicator_layout(placement, network->endpoint_count(), gpus_per_node);
+  } catch (const std::invalid_argument&) {
+    if (!config.placement.empty()) throw;
+    layout = CommunicatorLayout{placement, static_cast<std::int32_t>(placement.size()), 1};
+  }
+  gpus_per_node_ = layout.gpus_per_node;
+  nodes_ = layout.nodes;
+  local_of_rank_.resize(placement.size());
+  job_rank_of_local_.resize(placement.size());
+  for (std::size_t r = 0; r < placement.size(); ++r) {
+    const auto local = static_cast<std::int32_t>(
+        std::find(layout.members.begin(), layout.members.end(), placement[r]) -
+        layout.members.begin());
+    local_of_rank_[r] = local;
+    job_rank_of_local_[static_cast<std::size_t>(local)] = static_cast<std::int64_t>(r);
+  }
+  communicator_ = std::make_unique<CommunicatorNetwork>(*network, layout.members);
+  network_ = communicator_.get();
 }
 
 Duration DataParallelJob::all_reduce_duration() const {
@@ -70,23 +100,19 @@ Duration DataParallelJob::all_reduce_duration() const {
 }
 
 std::unique_ptr<RingCollective> DataParallelJob::network_all_reduce() {
-  const auto ranks = static_cast<std::int32_t>(config_.ranks);
-  // NCCL's rings: a channel per GPU of a server, rail-aligned, when the job fills whole servers.
-  std::vector<std::vector<std::int32_t>> rings;
-  if (gpus_per_node_ > 1 && ranks % gpus_per_node_ == 0) {
-    rings = rail_aligned_rings(ranks / gpus_per_node_, gpus_per_node_, gpus_per_node_);
-  } else {
-    rings.emplace_back();
-    for (std::int32_t r = 0; r < ranks; ++r) rings.back().push_back(r);
-  }
+  // NCCL's rings over the communicator's nodes: a channel per GPU of a node, rail-aligned.
+  std::vector<std::vector<std::int32_t>> rings =
+      rail_aligned_rings(nodes_, gpus_per_node_, gpus_per_node_);
   // The job's communicator has queue pairs of its own, as NCCL opens its own: its messages never
   // queue behind other traffic's on one queue pair.
   constexpr std::uint32_t kJobQueuePairs = 1U << 20;
   auto collective = std::make_unique<RingCollective>(
       sim_, *network_, std::move(rings), CollectiveOp::kAllReduce, config_.gradient_size,
       ProtocolOverheads{NcclProtocol::kSimple, gpus_per_node_}, kJobQueuePairs);
-  collective->when_rank_finished(
-      [this](std::int32_t rank, Time at) { all_reduce_end_[static_cast<std::size_t>(rank)] = at; });
+  collective->when_rank_finished([this](std::int32_t local, Time at) {
+    all_reduce_end_[static_cast<std::size_t>(job_rank_of_local_[static_cast<std::size_t>(local)])] =
+        at;
+  });
   collective->when_finished([this] { end_all_reduce(); });
   return collective;
 }
@@ -118,7 +144,7 @@ void DataParallelJob::begin_step() {
 void DataParallelJob::end_compute(std::int64_t rank) {
   ops_.append(OpRow{rank, steps_completed_, "compute", step_start_.ps(),
                     compute_end_[static_cast<std::size_t>(rank)].ps(), 0});
-  if (collective_) collective_->arrive(static_cast<std::int32_t>(rank), sim_.now());
+  if (collective_) collective_->arrive(local_of_rank_[static_cast<std::size_t>(rank)], sim_.now());
   if (--ranks_computing_ > 0) return;
   // Equal-time events run in scheduling order, so on a tie the highest rank counts as the slowest.
   slowest_rank_ = rank;

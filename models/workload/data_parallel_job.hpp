@@ -19,6 +19,7 @@
 #include <optional>
 #include <vector>
 
+#include "models/collective/communicator.hpp"
 #include "models/collective/ring_collective.hpp"
 #include "models/network/network.hpp"
 #include "models/workload/data_parallel_job_config.hpp"
@@ -53,8 +54,9 @@ class DataParallelJob {
     std::int64_t all_reduce_ps;
   };
 
-  // Ranks 0 .. config.ranks - 1 of `network` when given (null: the alpha-beta model), whose servers
-  // hold `gpus_per_node` GPUs each. Throws std::invalid_argument when the network has fewer ranks.
+  // On `network` when given (null: the alpha-beta model), whose servers hold `gpus_per_node` GPUs
+  // each: job rank r on network rank config.placement[r], or r without a placement. Throws
+  // std::invalid_argument for a placement the network cannot hold.
   DataParallelJob(Simulator& sim, const DataParallelJobConfig& config, std::uint64_t seed,
                   RecordBackend& output, Network* network = nullptr,
                   std::int32_t gpus_per_node = 1);
@@ -82,9 +84,14 @@ class DataParallelJob {
 
   Simulator& sim_;
   DataParallelJobConfig config_;
+  // The job's communicator: its ranks as the network's ranks they are placed on.
+  std::unique_ptr<CommunicatorNetwork> communicator_;
   Network* network_;
-  std::int32_t gpus_per_node_;
-  Duration all_reduce_duration_;  // alpha-beta; on a network, summed over the steps
+  std::int32_t gpus_per_node_;  // of the communicator's nodes
+  std::int32_t nodes_ = 1;
+  std::vector<std::int32_t> local_of_rank_;      // the communicator's rank of each job rank
+  std::vector<std::int64_t> job_rank_of_local_;  // and back
+  Duration all_reduce_duration_;                 // alpha-beta; on a network, summed over the steps
   // This step's collective, and those before it that the network may still call back.
   std::unique_ptr<RingCollective> collective_;
   std::deque<std::unique_ptr<RingCollective>> finished_collectives_;

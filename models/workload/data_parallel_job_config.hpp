@@ -31,6 +31,9 @@ struct DataParallelJobConfig {
   Bytes gradient_size;          // all-reduced once per step
   GradientAllReduce all_reduce;
   std::vector<SlowRank> slow_ranks;
+  // On a network: the network rank (GPU) each job rank runs on, in job-rank order; empty: the
+  // first `ranks` ones, in order.
+  std::vector<std::int32_t> placement;
 };
 
 }  // namespace lockstep

@@ -1,5 +1,6 @@
 #include "sim/scenario/job_schema.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <string>
 
@@ -45,11 +46,24 @@ Schema<DataParallelJobConfig> job_schema() {
       .section("all_reduce", &Job::all_reduce, all_reduce_schema(),
                "the gradient all-reduce, priced by the alpha-beta model")
       .list("slow_ranks", &Job::slow_ranks, slow_rank_schema(), "ranks whose compute is slower")
+      .rank_list("placement", &Job::placement,
+                 "on a network: the GPU (network rank) each job rank runs on, in rank order "
+                 "(default: the first ones, in order)")
       .check([](const Job& job, const Schema<Job>::Checker& report) {
         if (needs_power_of_two_ranks(job.all_reduce.algorithm) &&
             !std::has_single_bit(static_cast<std::uint64_t>(job.ranks))) {
           report.error("ranks", std::to_string(job.ranks) +
                                     " ranks: the chosen all-reduce algorithm needs a power of two");
+        }
+        if (!job.placement.empty() &&
+            static_cast<std::int64_t>(job.placement.size()) != job.ranks) {
+          report.error("placement", "places " + std::to_string(job.placement.size()) +
+                                        " ranks; the job has " + std::to_string(job.ranks));
+        }
+        std::vector<std::int32_t> placed = job.placement;
+        std::sort(placed.begin(), placed.end());
+        if (std::adjacent_find(placed.begin(), placed.end()) != placed.end()) {
+          report.error("placement", "places two ranks on one GPU");
         }
         for (std::size_t i = 0; i < job.slow_ranks.size(); ++i) {
           if (job.slow_ranks[i].rank >= job.ranks) {

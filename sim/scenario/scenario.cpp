@@ -6,6 +6,7 @@
 #include <memory>
 #include <sstream>
 
+#include "models/collective/communicator.hpp"
 #include "models/transport/link_events.hpp"
 #include "sim/scenario/job_schema.hpp"
 #include "sim/scenario/network_schema.hpp"
@@ -56,9 +57,29 @@ void check_machines(const Scenario& s, std::int32_t endpoints,
                                        std::to_string(endpoints) + " endpoints of the fabric");
     }
   }
-  if (s.job && s.job->ranks > endpoints) {
+  if (s.job && s.job->placement.empty() && s.job->ranks > endpoints) {
     report.error("job.ranks", std::to_string(s.job->ranks) + " ranks, but the network has " +
                                   std::to_string(endpoints) + " (the job's ranks are its first)");
+  }
+  if (s.job && !s.job->placement.empty()) {
+    const std::vector<std::int32_t>& placement = s.job->placement;
+    bool all_exist = true;
+    for (std::size_t i = 0; i < placement.size(); ++i) {
+      if (placement[i] >= endpoints) {
+        all_exist = false;
+        report.error("job.placement[" + std::to_string(i) + "]",
+                     "no rank " + std::to_string(placement[i]) + " (ranks 0 to " +
+                         std::to_string(endpoints - 1) + ")");
+      }
+    }
+    const std::int32_t gpus = s.servers ? server_node(*s.servers)->gpus : 1;
+    if (all_exist && endpoints % gpus == 0) {
+      try {
+        (void)communicator_layout(placement, endpoints, gpus);
+      } catch (const std::invalid_argument& e) {
+        report.error("job.placement", e.what());
+      }
+    }
   }
   if (s.hosts) {
     const std::vector<std::int32_t>& staged = s.hosts->nics_on_other_socket;
@@ -103,6 +124,9 @@ Checked check_what_runs(const Scenario& s, const YAML::Node& root,
   if (s.traffic && !s.network) report.error("traffic", "traffic needs a `network` to run on");
   if ((s.servers || s.hosts) && !s.network) {
     report.error(s.servers ? "servers" : "hosts", "needs a `network` whose endpoints they sit at");
+  }
+  if (s.job && !s.job->placement.empty() && !s.network) {
+    report.error("job.placement", "places ranks on a `network`'s GPUs: add one");
   }
   Checked checked;
   if (!s.network) return checked;

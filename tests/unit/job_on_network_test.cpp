@@ -100,3 +100,42 @@ TEST_CASE("background traffic on the ring's links slows the job's all-reduce") {
 
 }  // namespace
 }  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+// Placed on hosts 7, 6, 5 and 4 of an 8-host switch, the job's ring runs there and nowhere else,
+// and, the switch being symmetric, takes exactly as long as on hosts 0 to 3.
+TEST_CASE("a job placed on chosen GPUs runs its all-reduce there") {
+  auto run = [](std::vector<std::int32_t> placement) {
+    DataParallelJobConfig config = four_ranks_one_slow();
+    config.steps = 1;
+    config.placement = std::move(placement);
+    Simulator sim;
+    const Topology topology = testing::star(8);
+    const Routing routing(topology);
+    testing::MemoryBackend output;
+    FlowNetwork network(sim, routing, FlowNetworkConfig{}, 1, output);
+    DataParallelJob job(sim, config, 1, output, &network, 1);
+    job.start();
+    (void)sim.run();
+    job.flush();
+    REQUIRE(job.steps_completed() == 1);
+    std::vector<std::int64_t> uplink_bytes;
+    for (NodeId host = 0; host < 8; ++host)
+      uplink_bytes.push_back(network.link_bytes_sent(host, 0));
+    return std::make_pair(output.rows<DataParallelJob::StepRow>("steps")[0], uplink_bytes);
+  };
+  const auto [first, first_bytes] = run({});
+  const auto [placed, placed_bytes] = run({7, 6, 5, 4});
+  CHECK(placed.all_reduce_ps == first.all_reduce_ps);
+  CHECK(placed.slowest_rank == 2);
+  for (NodeId host = 0; host < 8; ++host) {
+    CAPTURE(host);
+    CHECK((placed_bytes[static_cast<std::size_t>(host)] > 0) == (host >= 4));
+    CHECK((first_bytes[static_cast<std::size_t>(host)] > 0) == (host < 4));
+  }
+}
+
+}  // namespace
+}  // namespace lockstep

@@ -102,7 +102,7 @@ TEST_CASE("every problem in a scenario is reported in one pass") {
                  "  colour: blue\n") ==
         Lines{
             "s.yaml:6:3: job.colour: unknown key (valid keys: ranks, steps, compute_per_step, "
-            "compute_jitter, gradient_size, all_reduce, slow_ranks)",
+            "compute_jitter, gradient_size, all_reduce, slow_ranks, placement)",
             "s.yaml:2:10: job.ranks: 'many' is not a whole number",
             "s.yaml:3:10: job.steps: must be at least 1",
             "s.yaml:4:18: job.gradient_size: '2.6 gigabytes': unknown size unit 'gigabytes' (use "
@@ -284,6 +284,28 @@ TEST_CASE("servers and hosts describe the machines at the fabric's endpoints and
         Lines{"s.yaml:6:32: hosts.nics_on_other_socket[0]: a rank is 0 or more"});
   CHECK(problems("job: {ranks: 8}\nservers: {preset: dgx-h100}\n") ==
         Lines{"s.yaml:2:10: servers: needs a `network` whose endpoints they sit at"});
+}
+
+}  // namespace
+}  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+TEST_CASE("a job's placement names distinct GPUs of the network, grouped evenly by server") {
+  const std::string job = "job: {ranks: 4, placement: ";
+  CHECK(scenario(with_machines(job + "[7, 6, 5, 4]}\n")).job->placement ==
+        std::vector<std::int32_t>{7, 6, 5, 4});
+  CHECK(problems(with_machines(job + "[7, 6, 5]}\n")) ==
+        Lines{"s.yaml:6:28: job.placement: places 3 ranks; the job has 4"});
+  CHECK(problems(with_machines(job + "[1, 1, 2, 3]}\n")) ==
+        Lines{"s.yaml:6:28: job.placement: places two ranks on one GPU"});
+  CHECK(problems(with_machines(job + "[0, 1, 2, 8]}\n")) ==
+        Lines{"s.yaml:6:38: job.placement[3]: no rank 8 (ranks 0 to 7)"});
+  CHECK(problems(with_machines("servers: {gpus: 4}\n" + job + "[0, 1, 2, 4]}\n"))[0].find(
+            "job.placement") != std::string::npos);
+  CHECK(problems(job + "[0, 1, 2, 3]}\n") ==
+        Lines{"s.yaml:1:28: job.placement: places ranks on a `network`'s GPUs: add one"});
 }
 
 }  // namespace
