@@ -120,10 +120,18 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
+// More decimal places than any whole number of a base unit needs: 10^30 times the largest unit
+// scale still fits the 128-bit denominator, which 10^128 would wrap to 0.
+constexpr int kMostDecimalPlaces = 30;
+
 // value = digits * scale_num / (10^fraction_digits * scale_den), which must be a whole number that
 // fits in int64.
 Parsed<std::int64_t> exact_value(std::string_view text, const Decimal& d, Wide scale_num,
                                  Wide scale_den, std::string_view base_name) {
+  if (d.fraction_digits > kMostDecimalPlaces) {
+    return {std::nullopt, "'" + std::string(text) + "' has too many decimal places (at most " +
+                              std::to_string(kMostDecimalPlaces) + ")"};
+  }
   Wide denominator = scale_den;
   for (int i = 0; i < d.fraction_digits; ++i) denominator *= 10;
   const Wide numerator = d.digits * scale_num;

@@ -146,5 +146,21 @@ TEST_CASE("tx_time is exact on both sides of its 64-bit fast path") {
           .ps() == 2);
 }
 
+// 10^128 is 0 modulo 2^128: a denominator of that many decimal places once divided by zero. Up
+// to 30 places are read exactly; more are refused for every kind of quantity.
+TEST_CASE("a value with more decimal places than any unit needs is refused, not divided by 0") {
+  const std::string zeros(128, '0');
+  for (const std::string unit : {"s", "B", "Gbps"}) {
+    CAPTURE(unit);
+    const std::string text = "0." + zeros + unit;
+    const std::string error = unit == "s"   ? parse_duration(text).error
+                              : unit == "B" ? parse_bytes(text).error
+                                            : parse_bit_rate(text).error;
+    CHECK(error == "'" + text + "' has too many decimal places (at most 30)");
+  }
+  CHECK(parse_duration("0." + std::string(29, '0') + "1s").error ==
+        "'0." + std::string(29, '0') + "1s' is not a whole number of picoseconds");
+}
+
 }  // namespace
 }  // namespace lockstep
