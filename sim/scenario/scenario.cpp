@@ -8,6 +8,7 @@
 
 #include "models/collective/communicator.hpp"
 #include "models/transport/link_events.hpp"
+#include "sim/scenario/duplicate_keys.hpp"
 #include "sim/scenario/job_schema.hpp"
 #include "sim/scenario/network_schema.hpp"
 #include "sim/scenario/server_schema.hpp"
@@ -151,6 +152,8 @@ ScenarioLoad decode(YAML::Node root, const std::string& name,
                     const std::vector<Override>& overrides) {
   ScenarioLoad result;
   DecodeContext context(name, result.diagnostics);
+  report_duplicate_keys(root, context);
+  if (!result.diagnostics.empty()) return result;
   for (const Override& change : overrides)
     apply_override(root, change, context, result.diagnostics);
   if (!result.diagnostics.empty()) return result;

@@ -310,3 +310,27 @@ TEST_CASE("a job's placement names distinct GPUs of the network, grouped evenly 
 
 }  // namespace
 }  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+// yaml-cpp keeps a repeated key and answers with the first, so an override appended at the end of a
+// file was lost without a word.
+TEST_CASE("a key given twice in one mapping is an error naming both places") {
+  CHECK(problems("job:\n  ranks: 8\n  steps: 2\n  ranks: 16\n") ==
+        Lines{"s.yaml:4:3: job.ranks: key given twice (first at line 2, column 3); YAML allows "
+              "each key once"});
+  CHECK(problems("job:\n  ranks: 8\n  slow_ranks:\n    - {rank: 1, slowdown: 5%, rank: 2}\n") ==
+        Lines{"s.yaml:4:31: job.slow_ranks[0].rank: key given twice (first at line 4, column 8); "
+              "YAML allows each key once"});
+  CHECK(problems("simulation: {seed: 1}\njob: {ranks: 8}\nsimulation: {seed: 2}\n") ==
+        Lines{"s.yaml:3:1: simulation: key given twice (first at line 1, column 1); YAML allows "
+              "each key once"});
+  // The same key in different mappings is fine.
+  CHECK(problems("job:\n  ranks: 8\n  slow_ranks: [{rank: 1, slowdown: 5%}, {rank: 2, "
+                 "slowdown: 5%}]\n")
+            .empty());
+}
+
+}  // namespace
+}  // namespace lockstep
