@@ -13,6 +13,7 @@ inline constexpr int kOk = 0;
 inline constexpr int kFailure = 1;
 inline constexpr int kBadInput = 2;
 inline constexpr int kInvariant = 3;
+inline constexpr int kOutOfMemory = 4;
 inline constexpr int kInterrupted = 130;
 }  // namespace exit_code
 

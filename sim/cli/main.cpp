@@ -1,13 +1,16 @@
 // lockstep: discrete-event simulator of AI training clusters.
 #include <H5Cpp.h>
 
+#include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <new>
 #include <string>
 #include <vector>
 
 #include "sim/cli/commands.hpp"
 #include "sim/core/check.hpp"
+#include "sim/output/hdf5_output.hpp"
 
 namespace {
 
@@ -57,6 +60,16 @@ int main(int argc, char** argv) {
   } catch (const lockstep::InvariantViolation& e) {
     std::cerr << "lockstep: " << e.what() << "\n";
     return lockstep::exit_code::kInvariant;
+  } catch (const lockstep::OutputError& e) {
+    // The output is already removed; HDF5's own clean-up at exit would trip over the file it
+    // could not close.
+    std::cerr << "lockstep: " << e.what() << "; nothing was written" << std::endl;
+    std::cout.flush();
+    std::_Exit(lockstep::exit_code::kFailure);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "lockstep: out of memory: the scenario needs more memory than this machine "
+                 "has; nothing was written\n";
+    return lockstep::exit_code::kOutOfMemory;
   } catch (const H5::Exception& e) {
     std::cerr << "lockstep: HDF5 error in " << e.getFuncName() << ": " << e.getDetailMsg() << "\n";
     return lockstep::exit_code::kFailure;

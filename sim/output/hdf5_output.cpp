@@ -1,7 +1,10 @@
 #include "sim/output/hdf5_output.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <system_error>
 
 namespace lockstep {
@@ -55,9 +58,18 @@ H5::DSetCreatPropList untimed_chunked_dataset(hsize_t chunk_rows) {
   return properties;
 }
 
+// What failed and why, while errno still says why: HDF5's own message does not.
+[[noreturn]] void fail_writing(const std::filesystem::path& path,
+                               std::string_view doing = "write") {
+  const int reason = errno;
+  throw OutputError("cannot " + std::string(doing) + " '" + path.string() +
+                    "': " + (reason != 0 ? std::strerror(reason) : "HDF5 refused the write"));
+}
+
 class Hdf5TableSink final : public TableSink {
  public:
-  Hdf5TableSink(H5::H5File& file, const TableLayout& layout) : memory_type_(layout.row_size) {
+  Hdf5TableSink(H5::H5File& file, const TableLayout& layout, std::filesystem::path path)
+      : memory_type_(layout.row_size), path_(std::move(path)) {
     std::size_t packed_size = 0;
     for (const Column& c : layout.columns) packed_size += c.size;
     H5::CompType file_type(packed_size);
@@ -70,37 +82,63 @@ class Hdf5TableSink final : public TableSink {
     const hsize_t initial = 0;
     const hsize_t unlimited = H5S_UNLIMITED;
     const H5::DataSpace space(1, &initial, &unlimited);
-    dataset_ =
-        file.createDataSet(layout.name, file_type, space, untimed_chunked_dataset(kChunkRows));
+    errno = 0;
+    try {
+      dataset_ = std::make_unique<H5::DataSet>(
+          file.createDataSet(layout.name, file_type, space, untimed_chunked_dataset(kChunkRows)));
+    } catch (const H5::Exception&) {
+      fail_writing(path_);
+    }
+  }
+  Hdf5TableSink(const Hdf5TableSink&) = delete;
+  Hdf5TableSink& operator=(const Hdf5TableSink&) = delete;
+
+  ~Hdf5TableSink() override {
+    try {
+      dataset_->close();
+    } catch (const H5::Exception&) {
+      // The write that failed has been reported; a dataset that cannot close is let go rather
+      // than closed again (and complained about) by its destructor.
+      (void)dataset_.release();
+    }
   }
 
   void write_rows(const std::byte* rows, std::size_t count) override {
     const hsize_t added = count;
     const hsize_t total = rows_ + added;
-    dataset_.extend(&total);
-    H5::DataSpace file_space = dataset_.getSpace();
-    file_space.selectHyperslab(H5S_SELECT_SET, &added, &rows_);
-    const H5::DataSpace memory_space(1, &added);
-    dataset_.write(rows, memory_type_, memory_space, file_space);
+    errno = 0;
+    try {
+      dataset_->extend(&total);
+      H5::DataSpace file_space = dataset_->getSpace();
+      file_space.selectHyperslab(H5S_SELECT_SET, &added, &rows_);
+      const H5::DataSpace memory_space(1, &added);
+      dataset_->write(rows, memory_type_, memory_space, file_space);
+    } catch (const H5::Exception&) {
+      fail_writing(path_);
+    }
     rows_ = total;
   }
 
  private:
   H5::CompType memory_type_;
-  H5::DataSet dataset_;
+  std::filesystem::path path_;
+  std::unique_ptr<H5::DataSet> dataset_;
   hsize_t rows_ = 0;
 };
 
-H5::H5File create_untimed_file(const std::filesystem::path& path) {
+// `path`, named as `shown` in messages.
+std::unique_ptr<H5::H5File> create_untimed_file(const std::filesystem::path& path,
+                                                const std::filesystem::path& shown) {
   H5::Exception::dontPrint();
+  errno = 0;
   try {
-    return H5::H5File(path.string(), H5F_ACC_TRUNC);
+    return std::make_unique<H5::H5File>(path.string(), H5F_ACC_TRUNC);
   } catch (const H5::Exception&) {
-    throw std::runtime_error("cannot create output file '" + path.string() + "'");
+    fail_writing(shown, "create");
   }
 }
 
-H5::Group create_untimed_group(H5::H5File& file, const std::string& name) {
+std::unique_ptr<H5::Group> create_untimed_group(H5::H5File& file, const std::string& name) {
   const hid_t group_properties = H5Pcreate(H5P_GROUP_CREATE);
   H5Pset_obj_track_times(group_properties, 0);
   const hid_t id =
@@ -110,7 +148,7 @@ H5::Group create_untimed_group(H5::H5File& file, const std::string& name) {
   // The C++ object takes a reference of its own, so the creation's is let go: otherwise closing
   // the group would leave it open, and the file with it, until the library shut down at exit,
   // after commit() had already given the file its final name.
-  H5::Group group(id);
+  auto group = std::make_unique<H5::Group>(id);
   H5Idec_ref(id);
   return group;
 }
@@ -126,44 +164,62 @@ H5::DSetCreatPropList untimed_scalar_dataset() {
 Hdf5Output::Hdf5Output(std::filesystem::path final_path)
     : final_path_(std::move(final_path)),
       temporary_path_(final_path_.string() + ".partial"),
-      file_(create_untimed_file(temporary_path_)),
-      meta_(create_untimed_group(file_, "/meta")) {}
+      file_(create_untimed_file(temporary_path_, final_path_)),
+      meta_(create_untimed_group(*file_, "/meta")) {}
 
 Hdf5Output::~Hdf5Output() {
   if (committed_) return;
   try {
-    meta_.close();
-    file_.close();
-  } catch (const H5::Exception&) {  // closing is best effort; the file is being discarded
+    meta_->close();
+    file_->close();
+  } catch (const H5::Exception&) {
+    // The file is being discarded; one whose closing failed must not be closed again.
+    (void)meta_.release();
+    (void)file_.release();
   }
   std::error_code ignored;
   std::filesystem::remove(temporary_path_, ignored);
 }
 
 std::unique_ptr<TableSink> Hdf5Output::open_table(const TableLayout& layout) {
-  return std::make_unique<Hdf5TableSink>(file_, layout);
+  return std::make_unique<Hdf5TableSink>(*file_, layout, final_path_);
 }
 
 void Hdf5Output::write_meta_text(std::string_view name, std::string_view text) {
   // An empty fixed-length string type is invalid in HDF5, so empty text is stored as one NUL.
   H5::StrType type(H5::PredType::C_S1, text.empty() ? 1 : text.size());
   type.setStrpad(H5T_STR_NULLPAD);
-  H5::DataSet dataset =
-      meta_.createDataSet(std::string(name), type, H5::DataSpace(), untimed_scalar_dataset());
-  const std::string padded = text.empty() ? std::string(1, '\0') : std::string(text);
-  dataset.write(padded.data(), type);
+  errno = 0;
+  try {
+    H5::DataSet dataset =
+        meta_->createDataSet(std::string(name), type, H5::DataSpace(), untimed_scalar_dataset());
+    const std::string padded = text.empty() ? std::string(1, '\0') : std::string(text);
+    dataset.write(padded.data(), type);
+  } catch (const H5::Exception&) {
+    fail_writing(final_path_);
+  }
 }
 
 void Hdf5Output::write_meta_integer(std::string_view name, std::int64_t value) {
-  H5::DataSet dataset = meta_.createDataSet(std::string(name), H5::PredType::STD_I64LE,
-                                            H5::DataSpace(), untimed_scalar_dataset());
-  dataset.write(&value, H5::PredType::NATIVE_INT64);
+  errno = 0;
+  try {
+    H5::DataSet dataset = meta_->createDataSet(std::string(name), H5::PredType::STD_I64LE,
+                                               H5::DataSpace(), untimed_scalar_dataset());
+    dataset.write(&value, H5::PredType::NATIVE_INT64);
+  } catch (const H5::Exception&) {
+    fail_writing(final_path_);
+  }
 }
 
 void Hdf5Output::commit() {
-  meta_.close();
-  file_.flush(H5F_SCOPE_GLOBAL);
-  file_.close();
+  errno = 0;
+  try {
+    meta_->close();
+    file_->flush(H5F_SCOPE_GLOBAL);
+    file_->close();
+  } catch (const H5::Exception&) {
+    fail_writing(final_path_);
+  }
   std::error_code error;
   std::filesystem::rename(temporary_path_, final_path_, error);
   if (error) {

@@ -11,15 +11,25 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <stdexcept>
 #include <string_view>
 
 #include "sim/core/table.hpp"
 
 namespace lockstep {
 
+// Writing the output failed: the message names the file and what the system said. The file is
+// removed as its Hdf5Output goes, but HDF5, whose file could not be closed, would crash closing it
+// again when the program exits: a program that catches this should leave with std::_Exit.
+class OutputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class Hdf5Output final : public RecordBackend {
  public:
-  // Creates the temporary file beside `final_path`. Throws std::runtime_error if it cannot.
+  // Creates the temporary file beside `final_path`. Throws OutputError if it cannot; so do writes
+  // and commit() that fail (a full disk, a file size limit), naming the file and the reason.
   explicit Hdf5Output(std::filesystem::path final_path);
   ~Hdf5Output() override;
   Hdf5Output(const Hdf5Output&) = delete;
@@ -40,8 +50,10 @@ class Hdf5Output final : public RecordBackend {
  private:
   std::filesystem::path final_path_;
   std::filesystem::path temporary_path_;
-  H5::H5File file_;
-  H5::Group meta_;
+  // Held by pointer so that a file whose closing failed (a full disk) is let go rather than closed
+  // a second time by its destructor, which HDF5 does not survive.
+  std::unique_ptr<H5::H5File> file_;
+  std::unique_ptr<H5::Group> meta_;
   bool committed_ = false;
 };
 

@@ -6,6 +6,7 @@ ctest sets all three (tests/CMakeLists.txt). Exit codes: 0 done, 2 bad input, 13
 
 import filecmp
 import os
+import resource
 import signal
 import subprocess
 import tempfile
@@ -203,6 +204,57 @@ class Determinism(CliTestCase):
         self.assertEqual(len(steps_one), len(steps_two))
         self.assertFalse(steps_one.equals(steps_two), "seed had no effect on the steps table")
         self.assertNotEqual(list(steps_one["end_ps"]), list(steps_two["end_ps"]))
+
+
+class Hardening(CliTestCase):
+    """Reproducers of the defects the fuzzing session found: each ends with its exit code and
+    message, and leaves no file behind."""
+
+    def test_a_full_disk_is_an_io_failure_naming_the_file_and_leaves_nothing(self):
+        # A file size limit fails the writes as a full disk does (EFBIG rather than ENOSPC).
+        def small_files():
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (32768, 32768))
+        out = self.dir / "full.h5"
+        result = subprocess.run([BIN, "run", str(SOURCE / "scenarios" / "fabric" / "incast.yaml"),
+                                 "-o", str(out)], capture_output=True, text=True, timeout=60,
+                                preexec_fn=small_files)
+        self.assert_exit(result, 1)
+        self.assertEqual(result.stderr.strip(),
+                         f"lockstep: cannot write '{out}': File too large; nothing was written")
+        self.assertEqual(list(self.dir.iterdir()), [])
+
+    def test_a_value_with_128_decimal_places_is_refused_not_a_crash(self):
+        until = "0." + "0" * 128 + "s"
+        result = lockstep("run", "--until", until, "-o", self.dir / "x.h5")
+        self.assert_exit(result, 2)
+        self.assertIn(f"--until {until}: simulation.until: '{until}' has too many decimal places "
+                      "(at most 30)", result.stderr)
+        self.assertFalse((self.dir / "x.h5").exists())
+
+    def test_running_out_of_memory_has_its_own_exit_code_and_message(self):
+        # An all-to-all over 100,000 hosts is 10^10 flows; under a 2 GB address-space limit the
+        # expansion runs out of memory at once. AddressSanitizer reserves terabytes of address
+        # space for its shadow memory, so a sanitized build cannot start under such a limit.
+        if os.environ.get("LOCKSTEP_SANITIZED") == "1":
+            self.skipTest("a sanitized build cannot run under an address-space limit")
+        def two_gigabytes():
+            resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+        result = subprocess.run([BIN, "validate", str(SOURCE / "scenarios" / "fabric" /
+                                                      "permutation.yaml"),
+                                 "--set", "traffic={all_to_all: {size: 1KB, hosts: 100000}}"],
+                                capture_output=True, text=True, timeout=60,
+                                preexec_fn=two_gigabytes)
+        self.assert_exit(result, 4)
+        self.assertIn("lockstep: out of memory", result.stderr)
+
+    def test_a_key_given_twice_is_refused_at_the_repeat(self):
+        scenario = self.dir / "twice.yaml"
+        scenario.write_text("job:\n  ranks: 8\n  steps: 2\n  ranks: 16\n")
+        result = lockstep("validate", scenario)
+        self.assert_exit(result, 2)
+        self.assertIn(f"{scenario}:4:3: job.ranks: key given twice (first at line 2, column 3)",
+                      result.stderr)
 
 
 class BadInput(CliTestCase):

@@ -98,7 +98,7 @@ TEST_CASE("the same content written twice gives byte-identical files") {
 
 TEST_CASE("an output in a missing directory is refused with its name") {
   CHECK_THROWS_WITH(Hdf5Output(std::filesystem::path("/nonexistent/dir/run.h5")),
-                    "cannot create output file '/nonexistent/dir/run.h5.partial'");
+                    "cannot create '/nonexistent/dir/run.h5': No such file or directory");
 }
 
 }  // namespace
