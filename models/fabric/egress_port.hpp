@@ -79,6 +79,9 @@ class alignas(64) EgressPort {
   // sent to it from now on to `lost`, until come_up().
   [[nodiscard]] Packet* went_down(PacketReceiver& lost);
   void come_up();
+  // Read on every packet's way through a switch, so kept in the port's first cache line; down() is
+  // behind it.
+  [[nodiscard]] bool halted() const { return halted_; }
   [[nodiscard]] bool down() const { return lost_ != nullptr; }
 
   // A pause frame for `traffic_class` arrived from the peer (quanta 0 resumes at once).

@@ -41,7 +41,7 @@ void Switch::receive(Packet* packet, std::uint16_t ingress_port) {
   packet->next_egress = *packet->route_ahead++;
   assert(egress < ports_.size());
   EgressPort& out = ports_[egress];
-  if (is_control(packet->kind) || out.down()) {
+  if (is_control(packet->kind) || (out.halted() && out.down())) {
     out.enqueue(packet);  // control frames bypass buffer accounting (see header); lost if down
     return;
   }
