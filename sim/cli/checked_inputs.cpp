@@ -27,6 +27,15 @@ bool output_writable(const std::string& command, const std::filesystem::path& ou
               << "': it is a directory\n";
     return false;
   }
+  // The output replaces what is there: never a device, a pipe or a socket.
+  std::error_code error;
+  const std::filesystem::file_status existing = std::filesystem::status(output, error);
+  if (std::filesystem::exists(existing) && !std::filesystem::is_regular_file(existing)) {
+    std::cerr << "lockstep " << command << ": cannot write '" << output.string()
+              << "': it is not a regular file (a device, a pipe or a socket), which lockstep "
+                 "would replace\n";
+    return false;
+  }
   return true;
 }
 

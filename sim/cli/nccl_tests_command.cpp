@@ -337,6 +337,7 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   }
   const std::vector<std::int32_t> staged = host_staged_nics(hosts, cluster_ranks);
   Hdf5Output file(output);
+  remove_on_second_signal(file.temporary_path());
   file.write_meta_text("scenario", loaded->resolved_yaml);
   file.write_meta_text("scenario_file",
                        on_servers ? "--nodes " + std::to_string(nodes) + " --preset " + preset_name

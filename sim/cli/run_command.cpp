@@ -76,6 +76,7 @@ int run_command(const std::vector<std::string>& args) {
   install_interrupt_handlers();
   const auto wall_start = std::chrono::steady_clock::now();
   Hdf5Output file(output);
+  remove_on_second_signal(file.temporary_path());
   const LoadedScenario& loaded = *load;
   file.write_meta_text("scenario", loaded.resolved_yaml);
   file.write_meta_text("scenario_file", scenario_path.string());

@@ -1,5 +1,8 @@
 #include "sim/output/hdf5_output.hpp"
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -126,13 +129,13 @@ class Hdf5TableSink final : public TableSink {
   hsize_t rows_ = 0;
 };
 
-// `path`, named as `shown` in messages.
+// `path`, named as `shown` in messages; never over a file that exists.
 std::unique_ptr<H5::H5File> create_untimed_file(const std::filesystem::path& path,
                                                 const std::filesystem::path& shown) {
   H5::Exception::dontPrint();
   errno = 0;
   try {
-    return std::make_unique<H5::H5File>(path.string(), H5F_ACC_TRUNC);
+    return std::make_unique<H5::H5File>(path.string(), H5F_ACC_EXCL);
   } catch (const H5::Exception&) {
     fail_writing(shown, "create");
   }
@@ -159,11 +162,45 @@ H5::DSetCreatPropList untimed_scalar_dataset() {
   return properties;
 }
 
+constexpr std::string_view kPartial = ".partial.";
+
+// The temporary name of `final_path` for process `pid`: lockstep's by its form, so that one left by
+// a run that was killed is known for what it is.
+std::filesystem::path temporary_for(const std::filesystem::path& final_path, pid_t pid) {
+  return final_path.string() + std::string(kPartial) + std::to_string(pid);
+}
+
+// Removes the temporaries of `final_path` that runs which no longer exist left (killed outright);
+// those of a run still going, and every other file, are left alone.
+void remove_stale_temporaries(const std::filesystem::path& final_path) {
+  const std::filesystem::path directory =
+      final_path.parent_path().empty() ? "." : final_path.parent_path();
+  const std::string prefix = final_path.filename().string() + std::string(kPartial);
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(directory, error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0 || !entry.is_regular_file(error)) continue;
+    const std::string digits = name.substr(prefix.size());
+    if (digits.empty() || digits.size() > 9 ||
+        digits.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    const auto pid = static_cast<pid_t>(std::stol(digits));
+    if (kill(pid, 0) != 0 && errno == ESRCH) std::filesystem::remove(entry.path(), error);
+  }
+}
+
+// This process's temporary name for `final_path`, once the stale ones are gone.
+std::filesystem::path fresh_temporary(const std::filesystem::path& final_path) {
+  remove_stale_temporaries(final_path);
+  return temporary_for(final_path, getpid());
+}
+
 }  // namespace
 
 Hdf5Output::Hdf5Output(std::filesystem::path final_path)
     : final_path_(std::move(final_path)),
-      temporary_path_(final_path_.string() + ".partial"),
+      temporary_path_(fresh_temporary(final_path_)),
       file_(create_untimed_file(temporary_path_, final_path_)),
       meta_(create_untimed_group(*file_, "/meta")) {}
 

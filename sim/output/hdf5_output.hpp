@@ -1,9 +1,10 @@
 // The run's output file. Tables become chunked, compressed HDF5 datasets of a compound type (one
 // field per column, so h5py hands pandas a structured array); /meta holds what reproduces the run.
-// The file is written under a temporary name and renamed only by commit(), so an interrupted or
-// failed run never leaves a file that looks complete; without commit() the temporary file is
-// removed. Objects are created without timestamps so that one scenario and seed give byte-identical
-// files.
+// The file is written under a temporary name (OUT.h5.partial.PID, created afresh, never over an
+// existing file) and renamed only by commit(), so an interrupted or failed run never leaves a file
+// that looks complete; without commit() the temporary file is removed, and one that a killed run
+// left is removed by the next run writing the same output. Objects are created without timestamps
+// so that one scenario and seed give byte-identical files.
 #pragma once
 
 #include <H5Cpp.h>

@@ -8,6 +8,7 @@ import filecmp
 import os
 import resource
 import signal
+import stat
 import subprocess
 import tempfile
 import time
@@ -53,7 +54,7 @@ class CliTestCase(unittest.TestCase):
 
     def assert_nothing_written(self, out):
         self.assertFalse(out.exists(), f"{out} was written")
-        self.assertFalse(Path(f"{out}.partial").exists(), f"{out}.partial was left behind")
+        self.assertEqual(list(out.parent.glob(f"{out.name}.partial*")), [], "a partial file was left")
         self.assertEqual(list(self.dir.glob("*.h5*")), [], "some output file was written")
 
 
@@ -224,6 +225,24 @@ class Hardening(CliTestCase):
                          f"lockstep: cannot write '{out}': File too large; nothing was written")
         self.assertEqual(list(self.dir.iterdir()), [])
 
+    def test_an_output_that_is_not_a_regular_file_is_refused_and_left_as_it_is(self):
+        pipe = self.dir / "pipe.h5"
+        os.mkfifo(pipe)
+        result = lockstep("run", "-o", pipe, *SMALL)
+        self.assert_exit(result, 2)
+        self.assertIn(f"cannot write '{pipe}': it is not a regular file", result.stderr)
+        self.assertTrue(stat.S_ISFIFO(os.stat(pipe).st_mode))
+        self.assertEqual(sorted(p.name for p in self.dir.iterdir()), ["pipe.h5"])
+
+    def test_a_users_file_named_like_the_partial_output_is_never_touched(self):
+        out = self.dir / "run.h5"
+        users = self.dir / "run.h5.partial"
+        users.write_text("mine")
+        result = lockstep("run", "-o", out, *SMALL)
+        self.assert_exit(result, 0)
+        self.assertEqual(users.read_text(), "mine")
+        self.assertEqual(sorted(p.name for p in self.dir.iterdir()), ["run.h5", "run.h5.partial"])
+
     def test_a_value_with_128_decimal_places_is_refused_not_a_crash(self):
         until = "0." + "0" * 128 + "s"
         result = lockstep("run", "--until", until, "-o", self.dir / "x.h5")
@@ -329,7 +348,7 @@ class BadInput(CliTestCase):
         self.assert_exit(result, 2)
         self.assertIn(f"cannot write '{taken}': it is a directory", result.stderr)
         self.assertEqual(list(taken.iterdir()), [])
-        self.assertFalse(Path(f"{taken}.partial").exists())
+        self.assertEqual(list(self.dir.glob("taken.h5.partial*")), [])
 
     def test_a_shorthand_option_is_named_as_typed_in_its_error(self):
         result = lockstep("run", "-o", self.dir / "x.h5", "--seed", "-1")
@@ -528,7 +547,6 @@ class NcclTests(CliTestCase):
 class Interrupt(CliTestCase):
     def test_sigint_exits_130_and_leaves_no_output(self):
         out = self.dir / "long.h5"
-        partial = Path(f"{out}.partial")
         # A session of its own, so that the cleanup below can end everything it started.
         process = subprocess.Popen([BIN, "run", "--set", "job.steps=100000000", "-o", str(out)],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -537,9 +555,10 @@ class Interrupt(CliTestCase):
             # The .partial file appears after the interrupt handler is installed, so once it exists
             # the signal lands in a running simulation rather than in start-up.
             deadline = time.monotonic() + 10
-            while not partial.exists() and process.poll() is None and time.monotonic() < deadline:
+            partial = lambda: list(self.dir.glob("long.h5.partial.*"))
+            while not partial() and process.poll() is None and time.monotonic() < deadline:
                 time.sleep(0.02)
-            self.assertTrue(partial.exists(), "the run never started writing")
+            self.assertTrue(partial(), "the run never started writing")
             time.sleep(0.5)
             self.assertIsNone(process.poll(), "the run ended before it was interrupted")
             process.send_signal(signal.SIGINT)
@@ -551,6 +570,30 @@ class Interrupt(CliTestCase):
         self.assertEqual(process.returncode, 130, stderr)
         self.assertIn("interrupted", stderr)
         self.assert_nothing_written(out)
+
+
+    def test_a_second_signal_or_sighup_still_leaves_no_output(self):
+        for signals in ([signal.SIGTERM, signal.SIGTERM], [signal.SIGHUP]):
+            out = self.dir / "twice.h5"
+            process = subprocess.Popen([BIN, "run", "--set", "job.steps=100000000", "-o",
+                                        str(out)], stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, text=True,
+                                       start_new_session=True)
+            try:
+                deadline = time.monotonic() + 10
+                while (not list(self.dir.glob("twice.h5.partial.*")) and process.poll() is None
+                       and time.monotonic() < deadline):
+                    time.sleep(0.02)
+                time.sleep(0.2)
+                for s in signals:  # as coreutils' timeout sends them: back to back
+                    process.send_signal(s)
+                process.communicate(timeout=5)
+            finally:
+                if process.poll() is None:
+                    os.killpg(process.pid, signal.SIGKILL)
+                    process.communicate(timeout=5)
+            self.assertIn(process.returncode, (130, -signals[-1]), signals)
+            self.assert_nothing_written(out)
 
 
 class Commands(CliTestCase):

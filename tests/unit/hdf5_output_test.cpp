@@ -1,4 +1,5 @@
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -25,7 +26,6 @@ std::filesystem::path scratch(const std::string& name) {
   std::filesystem::create_directories(dir);
   const auto path = dir / name;
   std::filesystem::remove(path);
-  std::filesystem::remove(path.string() + ".partial");
   return path;
 }
 
@@ -46,24 +46,55 @@ std::string file_bytes(const std::filesystem::path& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+// Files beside `path` whose names start as its temporaries' do.
+std::vector<std::filesystem::path> partials_of(const std::filesystem::path& path) {
+  std::vector<std::filesystem::path> found;
+  for (const auto& entry : std::filesystem::directory_iterator(path.parent_path())) {
+    if (entry.path().filename().string().rfind(path.filename().string() + ".partial", 0) == 0) {
+      found.push_back(entry.path());
+    }
+  }
+  return found;
+}
+
 TEST_CASE("an output that is not committed leaves no file behind") {
   const auto path = scratch("abandoned.h5");
+  std::filesystem::path temporary;
   {
     Hdf5Output out(path);
-    CHECK(std::filesystem::exists(out.temporary_path()));
+    temporary = out.temporary_path();
+    CHECK(temporary == path.string() + ".partial." + std::to_string(getpid()));
+    CHECK(std::filesystem::exists(temporary));
     Table<Row> table(out, row_layout());
     table.append(Row{1, "x", 1.0});
     table.flush();
   }
   CHECK_FALSE(std::filesystem::exists(path));
-  CHECK_FALSE(std::filesystem::exists(path.string() + ".partial"));
+  CHECK(partials_of(path).empty());
+}
+
+// A user's own file named like a temporary is never touched; one a killed run left (its process is
+// gone) is removed by the next run writing the same output.
+TEST_CASE("an output removes what killed runs left and nothing of anyone else's") {
+  const auto path = scratch("stale.h5");
+  for (const auto& old : partials_of(path)) std::filesystem::remove(old);
+  const std::filesystem::path users = path.string() + ".partial";
+  const std::filesystem::path stale = path.string() + ".partial.999999999";  // beyond pid_max
+  const std::filesystem::path running = path.string() + ".partial.1";        // init: alive
+  for (const auto& f : {users, stale, running}) std::ofstream(f) << "kept?";
+  write_run(path, 3);
+  CHECK(std::filesystem::exists(users));
+  CHECK_FALSE(std::filesystem::exists(stale));
+  CHECK(std::filesystem::exists(running));
+  std::filesystem::remove(users);
+  std::filesystem::remove(running);
 }
 
 TEST_CASE("a committed output holds every row under its final name only") {
   const auto path = scratch("committed.h5");
   write_run(path, 20'000);
   CHECK(std::filesystem::exists(path));
-  CHECK_FALSE(std::filesystem::exists(path.string() + ".partial"));
+  CHECK(partials_of(path).empty());
   H5::H5File file(path.string(), H5F_ACC_RDONLY);
   H5::DataSet data = file.openDataSet("table");
   hsize_t rows = 0;
