@@ -22,8 +22,9 @@ namespace {
 
 namespace po = boost::program_options;
 
-const char* outcome_name(RunOutcome outcome) {
-  return outcome == RunOutcome::kReachedLimit ? "reached_until" : "completed";
+const char* outcome_name(const RunSummary& summary) {
+  if (summary.outcome == RunOutcome::kReachedLimit) return "reached_until";
+  return summary.stalled ? "stalled" : "completed";
 }
 
 std::filesystem::path default_output(const std::filesystem::path& scenario) {
@@ -91,7 +92,7 @@ int run_command(const std::vector<std::string>& args) {
     return exit_code::kInterrupted;
   }
   file.write_meta_text("kind", summary.kind);
-  file.write_meta_text("outcome", outcome_name(summary.outcome));
+  file.write_meta_text("outcome", outcome_name(summary));
   file.write_meta_integer("end_ps", summary.end.ps());
   file.write_meta_integer("events", static_cast<std::int64_t>(summary.events));
   file.commit();

@@ -43,7 +43,8 @@ enum class Phase : std::uint8_t {
   // State derived from everything that happened at an instant (flow-level rates after all the
   // flows that start or end then), settled once before it is observed.
   kSettle = 192,
-  // Observers (counter sampling) see the state after everything else at that instant.
+  // Observers (counter sampling) see the state after everything else at that instant. They change
+  // nothing: a run with only observers left is over (Simulator::run).
   kObserve = 255,
 };
 

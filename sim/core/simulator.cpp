@@ -7,10 +7,13 @@ RunOutcome Simulator::run(Time limit) {
   stop_requested_ = false;
   std::uint64_t until_monitor = monitor_period_;
   Event event{};
-  while (!queue_.empty()) {
+  while (queue_.size() > pending_observers_) {
     if (!queue_.pop_not_after(limit, event)) {
       now_ = limit;
       return RunOutcome::kReachedLimit;
+    }
+    if (event.phase() == Phase::kObserve) [[unlikely]] {
+      --pending_observers_;
     }
     now_ = event.at;
     event.fire();

@@ -22,7 +22,7 @@ class RunMonitor {
 };
 
 enum class RunOutcome {
-  kDrained,       // nothing left to do
+  kDrained,       // nothing left to do but observe (events of Phase::kObserve)
   kReachedLimit,  // the next event lies beyond the time limit; the clock now stands at the limit
   kStopped,       // stop() was called
 };
@@ -121,10 +121,13 @@ class Simulator {
 
   void schedule_raw(Time at, Phase phase, EventFn fn, void* target, std::uint64_t arg) {
     LOCKSTEP_CHECK(at >= now_, now_, "simulator", "event scheduled in the past");
+    if (phase == Phase::kObserve) ++pending_observers_;
     queue_.push(at, phase, fn, target, arg);
   }
 
-  // Runs events in order until none is left, the next one lies after `limit`, or stop() is called.
+  // Runs events in order until none is left but observers (a periodic sampler would otherwise keep
+  // a run whose work can never finish going forever), the next one lies after `limit`, or stop()
+  // is called.
   RunOutcome run(Time limit = Time::max());
 
   // Asks the running loop to return after the event in progress; safe to call from any event.
@@ -137,6 +140,7 @@ class Simulator {
 
  private:
   EventQueue queue_;
+  std::size_t pending_observers_ = 0;  // events of Phase::kObserve in queue_
   Time now_;
   std::uint64_t events_processed_ = 0;
   bool stop_requested_ = false;

@@ -158,7 +158,8 @@ RunSummary run_scenario(const LoadedScenario& loaded, RecordBackend& output,
   if (job) job->flush();
   if (driver) driver->flush();
 
-  RunSummary summary{outcome, sim.now(), sim.events_processed(), {}, {}};
+  RunSummary summary{
+      outcome, outcome == RunOutcome::kDrained && !done, sim.now(), sim.events_processed(), {}, {}};
   summary.kind = job && driver ? "job with traffic" : job ? "job" : "traffic";
   if (job) summary.report = job_findings(*job, *scenario.job, sim.now(), cluster != nullptr);
   if (driver) {

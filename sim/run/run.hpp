@@ -21,6 +21,8 @@ struct RunOptions {
 
 struct RunSummary {
   RunOutcome outcome = RunOutcome::kDrained;  // kStopped: `stop` asked for it
+  // Drained with work unfinished: nothing left could move it (a flow over a cable at 0 b/s).
+  bool stalled = false;
   Time end;
   std::uint64_t events = 0;
   std::string kind;    // "job", "traffic" or "job with traffic", recorded in /meta

@@ -102,6 +102,15 @@ std::shared_ptr<const Topology> fabric_of(const Scenario& s,
     for (const LinkEventProblem& p : link_event_problems(s.network->link_events, *topology)) {
       report.error("network." + p.key, p.message);
     }
+    const std::vector<LinkEventConfig>& events = s.network->link_events;
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      if (s.network->model == NetworkModel::kPacket && events[i].rate &&
+          events[i].rate->bps() == 0) {
+        report.error("network.link_events[" + std::to_string(i) + "].rate",
+                     "0bps at packet level holds the cable's packets forever while their senders "
+                     "resend without end: use `down: true` to fail the cable, or a rate above 0");
+      }
+    }
     return topology;
   } catch (const std::invalid_argument& e) {
     report.error("network.topology", e.what());

@@ -243,6 +243,22 @@ class Hardening(CliTestCase):
         self.assertEqual(users.read_text(), "mine")
         self.assertEqual(sorted(p.name for p in self.dir.iterdir()), ["run.h5", "run.h5.partial"])
 
+    def test_a_run_that_can_never_finish_ends_stalled_even_while_sampling(self):
+        # Sampling every 10 us once kept this run going forever; at packet level a cable at 0 b/s
+        # is refused, since the senders' retransmissions would run on without end.
+        stuck = ["--set", "network.link_events=[{at: 0s, a: leaf0, b: spine0, rate: 0bps}]"]
+        out = self.dir / "stuck.h5"
+        result = lockstep("run", VICTIM, "-o", out, "--set", "network.model=flow", "--set",
+                          "network.sample_period=10us", *stuck)
+        self.assert_exit(result, 0)
+        self.assertIn("lockstep: warning: the network went idle with 4 flows unfinished",
+                      result.stdout.splitlines())
+        self.assertEqual(la.meta(out)["outcome"], "stalled")
+        refused = lockstep("run", VICTIM, "-o", self.dir / "refused.h5", *stuck)
+        self.assert_exit(refused, 2)
+        self.assertIn("network.link_events[0].rate: 0bps at packet level", refused.stderr)
+        self.assertFalse((self.dir / "refused.h5").exists())
+
     def test_a_value_with_128_decimal_places_is_refused_not_a_crash(self):
         until = "0." + "0" * 128 + "s"
         result = lockstep("run", "--until", until, "-o", self.dir / "x.h5")

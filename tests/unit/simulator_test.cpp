@@ -141,5 +141,32 @@ TEST_CASE("the monitor is called every period and can stop the run") {
   CHECK(r2.seen.size() == 30);
 }
 
+// A periodic sampler alone would keep a run whose work can never finish going forever; once only
+// observers are left, the run is over, at the last event that changed anything.
+TEST_CASE("a run with only observers left is drained") {
+  struct Sampler {
+    Simulator& sim;
+    int samples = 0;
+    void sample() {
+      ++samples;
+      sim.schedule_in_phase<&Sampler::sample>(sim.now() + Duration::us(1), Phase::kObserve, this);
+    }
+  };
+  struct Work {
+    bool done = false;
+    void finish() { done = true; }
+  };
+  Simulator sim;
+  Sampler sampler{sim};
+  Work work;
+  sim.schedule_in_phase<&Sampler::sample>(Time::zero(), Phase::kObserve, &sampler);
+  sim.schedule<&Work::finish>(Time::zero() + Duration::ps(4'500'000), &work);
+  CHECK(sim.run() == RunOutcome::kDrained);
+  CHECK(work.done);
+  CHECK(sim.now() == Time::zero() + Duration::ps(4'500'000));
+  CHECK(sampler.samples == 5);  // at 0, 1, 2, 3 and 4 us
+  CHECK(sim.pending() == 1);    // the next sample, never run
+}
+
 }  // namespace
 }  // namespace lockstep
