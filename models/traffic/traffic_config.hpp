@@ -61,6 +61,22 @@ struct TrafficConfig {
   std::optional<RandomArrivalsConfig> random_arrivals;
 };
 
+struct TrafficProblem {
+  std::string key;  // relative to the traffic section, e.g. "all_to_all.hosts"
+  std::string message;
+};
+
+// What one flow costs to hold from expansion to its end (its spec, the driver's record, the
+// network's message and table row), for refusing generators that would not fit in memory.
+inline constexpr std::int64_t kBytesPerFlow = 256;
+
+// Every generator that cannot run on `endpoints` endpoints (hosts or ranks beyond them), or whose
+// flows would need more than `memory_bytes`, one problem per generator, found before anything is
+// expanded; empty when expand_traffic may run.
+[[nodiscard]] std::vector<TrafficProblem> traffic_problems(const TrafficConfig& config,
+                                                           std::int32_t endpoints,
+                                                           std::int64_t memory_bytes);
+
 // Throws std::invalid_argument with the generator's message.
 [[nodiscard]] std::vector<FlowSpec> expand_traffic(const TrafficConfig& config,
                                                    std::int32_t endpoints, std::uint64_t seed,

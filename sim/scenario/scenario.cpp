@@ -1,5 +1,7 @@
 #include "sim/scenario/scenario.hpp"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -94,6 +96,12 @@ void check_machines(const Scenario& s, std::int32_t endpoints,
   }
 }
 
+// What this machine has: a scenario that needs more is refused rather than left to fail mid-way.
+std::int64_t physical_memory_bytes() {
+  return static_cast<std::int64_t>(sysconf(_SC_PHYS_PAGES)) *
+         static_cast<std::int64_t>(sysconf(_SC_PAGE_SIZE));
+}
+
 // The fabric, built once: the run uses the same one. Empty (and reported) when it cannot be built.
 std::shared_ptr<const Topology> fabric_of(const Scenario& s,
                                           const Schema<Scenario>::Checker& report) {
@@ -145,6 +153,10 @@ Checked check_what_runs(const Scenario& s, const YAML::Node& root,
   const std::int32_t endpoints = checked.topology->endpoint_count();
   check_machines(s, endpoints, report);
   if (!s.traffic) return checked;
+  const std::vector<TrafficProblem> problems =
+      traffic_problems(*s.traffic, endpoints, physical_memory_bytes());
+  for (const TrafficProblem& p : problems) report.error("traffic." + p.key, p.message);
+  if (!problems.empty()) return checked;
   try {
     checked.flows = expand_traffic(*s.traffic, endpoints, s.simulation.seed, directory);
     for (const std::string& problem : flow_list_problems(checked.flows, endpoints)) {

@@ -268,8 +268,8 @@ class Hardening(CliTestCase):
         self.assertFalse((self.dir / "x.h5").exists())
 
     def test_running_out_of_memory_has_its_own_exit_code_and_message(self):
-        # An all-to-all over 100,000 hosts is 10^10 flows; under a 2 GB address-space limit the
-        # expansion runs out of memory at once. AddressSanitizer reserves terabytes of address
+        # 50 million flows fit this machine's memory, but not a 2 GB address-space limit: the
+        # expansion runs out of memory. AddressSanitizer reserves terabytes of address
         # space for its shadow memory, so a sanitized build cannot start under such a limit.
         if os.environ.get("LOCKSTEP_SANITIZED") == "1":
             self.skipTest("a sanitized build cannot run under an address-space limit")
@@ -277,11 +277,26 @@ class Hardening(CliTestCase):
             resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
         result = subprocess.run([BIN, "validate", str(SOURCE / "scenarios" / "fabric" /
                                                       "permutation.yaml"),
-                                 "--set", "traffic={all_to_all: {size: 1KB, hosts: 100000}}"],
+                                 "--set", "traffic={random_arrivals: {flows: 50000000, "
+                                 "mean_interval: 1us, mean_size: 1KB}}"],
                                 capture_output=True, text=True, timeout=60,
                                 preexec_fn=two_gigabytes)
         self.assert_exit(result, 4)
         self.assertIn("lockstep: out of memory", result.stderr)
+
+    def test_generators_beyond_the_fabric_or_the_memory_get_one_message_each(self):
+        for traffic, message in [
+                ("{rings: {rings: 1, ring_size: 200, chunk: 1KB}}",
+                 "traffic.rings: 1 rings of 200 endpoints, but the network has 128 endpoints"),
+                ("{all_to_all: {size: 1KB, hosts: 100000}}",
+                 "traffic.all_to_all.hosts: 100000 hosts, but the network has 128 endpoints"),
+                ("{random_arrivals: {flows: 1000000000000, mean_interval: 1us, mean_size: 1KB}}",
+                 "traffic.random_arrivals.flows: 1e+12 flows would need about 2.56e+05 GB")]:
+            result = lockstep("validate", SOURCE / "scenarios" / "fabric" / "permutation.yaml",
+                              "--set", f"traffic={traffic}")
+            self.assert_exit(result, 2)
+            self.assertIn(message, result.stderr)
+            self.assertEqual(len(result.stderr.splitlines()), 1, result.stderr)
 
     def test_a_key_given_twice_is_refused_at_the_repeat(self):
         scenario = self.dir / "twice.yaml"
