@@ -334,3 +334,29 @@ TEST_CASE("a key given twice in one mapping is an error naming both places") {
 
 }  // namespace
 }  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+// Each of these once validated, then overflowed the picosecond clock and ended as "event scheduled
+// in the past" (exit 3), blaming the model.
+TEST_CASE("a job longer than the simulated clock can count is refused at validation") {
+  const std::string job = "job:\n  ranks: 64\n  steps: 20\n";
+  for (const std::string& extra :
+       {std::string("  compute_per_step: 200h\n"), std::string("  all_reduce: {bandwidth: 1bps}\n"),
+        std::string("  slow_ranks: [{rank: 1, slowdown: 1e7}]\n"),
+        std::string("  gradient_size: 9000000TB\n")}) {
+    CAPTURE(extra);
+    const std::vector<std::string> found = problems(job + extra);
+    REQUIRE(found.size() == 1);
+    CHECK(found[0].find("s.yaml:3:10: job.steps: ") == 0);
+    CHECK(found[0].find("the run would pass the longest simulated time, about 106 days") !=
+          std::string::npos);
+  }
+  CHECK(problems(job + "  compute_jitter: 1e300\n") ==
+        Lines{"s.yaml:4:19: job.compute_jitter: must lie between 0 and 10"});
+  CHECK(problems(job + "  compute_per_step: 10h\n").empty());  // 200 h of 106 days: fine
+}
+
+}  // namespace
+}  // namespace lockstep
