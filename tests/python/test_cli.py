@@ -579,7 +579,7 @@ class Interrupt(CliTestCase):
     def test_sigint_exits_130_and_leaves_no_output(self):
         out = self.dir / "long.h5"
         # A session of its own, so that the cleanup below can end everything it started.
-        process = subprocess.Popen([BIN, "run", "--set", "job.steps=100000000", "-o", str(out)],
+        process = subprocess.Popen([BIN, "run", "--set", "job.steps=5000000", "-o", str(out)],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                    start_new_session=True)
         try:
@@ -606,7 +606,7 @@ class Interrupt(CliTestCase):
     def test_a_second_signal_or_sighup_still_leaves_no_output(self):
         for signals in ([signal.SIGTERM, signal.SIGTERM], [signal.SIGHUP]):
             out = self.dir / "twice.h5"
-            process = subprocess.Popen([BIN, "run", "--set", "job.steps=100000000", "-o",
+            process = subprocess.Popen([BIN, "run", "--set", "job.steps=5000000", "-o",
                                         str(out)], stdout=subprocess.PIPE,
                                        stderr=subprocess.PIPE, text=True,
                                        start_new_session=True)
