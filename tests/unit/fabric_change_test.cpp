@@ -45,6 +45,32 @@ PacketNetworkConfig lossless_dcqcn() {
   return config;
 }
 
+// A switch of `hosts` hosts at either level, lossless on the data class: the network and its
+// control.
+struct EitherLevel {
+  EitherLevel(std::int32_t hosts, bool packet_level) : topology(testing::star(hosts)) {
+    packet_config.switches.pfc.lossless.set(3);
+    if (packet_level) {
+      packets = std::make_unique<PacketNetwork>(sim, routing, packet_config, 1, output);
+      network = packets.get();
+      control = packets.get();
+    } else {
+      flows = std::make_unique<FlowNetwork>(sim, routing, FlowNetworkConfig{}, 1, output);
+      network = flows.get();
+      control = flows.get();
+    }
+  }
+  Simulator sim;
+  Topology topology;
+  Routing routing{topology};
+  testing::MemoryBackend output;
+  PacketNetworkConfig packet_config;  // the packet network keeps a reference
+  std::unique_ptr<PacketNetwork> packets;
+  std::unique_ptr<FlowNetwork> flows;
+  Network* network = nullptr;
+  FabricControl* control = nullptr;
+};
+
 // The uplink of leaf0 (cable 4 or 5) that the flow-level path from host 0 to host 2 crosses.
 CableId uplink_of(const std::vector<Hop>& hops) {
   for (const Hop& hop : hops) {
@@ -127,31 +153,15 @@ TEST_CASE("a link degraded to a quarter rate mid-run slows exactly the flows cro
   const Bytes size(10'000'000);
   const Time degrade = Time::zero() + Duration::us(200);
   auto run = [&](bool packet_level, bool degraded) {
-    Simulator sim;
-    const Topology topology = testing::star(4);
-    const Routing routing(topology);
-    testing::MemoryBackend output;
-    PacketNetworkConfig packet_config;
-    packet_config.switches.pfc.lossless.set(3);
-    std::unique_ptr<Network> network;
-    FabricControl* control = nullptr;
-    if (packet_level) {
-      auto packets = std::make_unique<PacketNetwork>(sim, routing, packet_config, 1, output);
-      control = packets.get();
-      network = std::move(packets);
-    } else {
-      auto flows = std::make_unique<FlowNetwork>(sim, routing, FlowNetworkConfig{}, 1, output);
-      control = flows.get();
-      network = std::move(flows);
-    }
+    EitherLevel fabric(4, packet_level);
     testing::Completions done;
-    network->send(0, 1, size, 0, done);
-    network->send(2, 3, size, 0, done);
+    fabric.network->send(0, 1, size, 0, done);
+    fabric.network->send(2, 3, size, 0, done);
     std::vector<LinkEvent> changes;
     if (degraded) changes.push_back(LinkEvent{degrade, 0, BitRate::gbps(25), false, false});
-    LinkEventPlayer events(sim, *control, changes);
+    LinkEventPlayer events(fabric.sim, *fabric.control, changes);
     events.start();
-    (void)sim.run();
+    (void)fabric.sim.run();
     REQUIRE(done.done.size() == 2);
     std::vector<Time> delivered(2);
     for (const auto& [message, times] : done.done) {
@@ -211,41 +221,24 @@ namespace {
 // 200 us and `undo` (may be empty) at 400 us. Returns when its last byte arrived.
 Time transfer_with(bool packet_level, const std::function<void(FabricControl&)>& change,
                    const std::function<void(FabricControl&)>& undo) {
-  Simulator sim;
-  const Topology topology = testing::star(2);
-  const Routing routing(topology);
-  testing::MemoryBackend output;
-  PacketNetworkConfig packet_config;
-  packet_config.switches.pfc.lossless.set(3);
-  std::unique_ptr<PacketNetwork> packets;
-  std::unique_ptr<FlowNetwork> flows;
-  Network* network = nullptr;
-  FabricControl* control = nullptr;
-  if (packet_level) {
-    packets = std::make_unique<PacketNetwork>(sim, routing, packet_config, 1, output);
-    network = packets.get();
-    control = packets.get();
-  } else {
-    flows = std::make_unique<FlowNetwork>(sim, routing, FlowNetworkConfig{}, 1, output);
-    network = flows.get();
-    control = flows.get();
-  }
+  EitherLevel fabric(2, packet_level);
+  Simulator& sim = fabric.sim;
   testing::Completions done;
-  network->send(0, 1, Bytes(10'000'000), 0, done);
+  fabric.network->send(0, 1, Bytes(10'000'000), 0, done);
   struct Step {
     std::function<void(FabricControl&)> act;
     FabricControl* control;
     void run() { act(*control); }
   };
-  Step first{change, control};
-  Step second{undo, control};
+  Step first{change, fabric.control};
+  Step second{undo, fabric.control};
   sim.schedule<&Step::run>(Time::zero() + Duration::us(200), &first);
   if (undo) sim.schedule<&Step::run>(Time::zero() + Duration::us(400), &second);
   (void)sim.run();
   REQUIRE(done.done.size() == 1);
-  if (packets) {
-    CHECK(packets->lossless_drops() == 0);
-    const DataAccount bytes = packets->data_account();
+  if (fabric.packets) {
+    CHECK(fabric.packets->lossless_drops() == 0);
+    const DataAccount bytes = fabric.packets->data_account();
     CHECK(bytes.injected == bytes.delivered + bytes.dropped);
   }
   return done.done[0].second.delivered;

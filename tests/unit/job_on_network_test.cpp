@@ -26,18 +26,24 @@ DataParallelJobConfig four_ranks_one_slow() {
   return c;
 }
 
+// A switch of `hosts` hosts at flow level.
+struct Star {
+  explicit Star(std::int32_t hosts) : topology(testing::star(hosts)) {}
+  Simulator sim;
+  Topology topology;
+  Routing routing{topology};
+  testing::MemoryBackend output;
+  FlowNetwork network{sim, routing, FlowNetworkConfig{}, 1, output};
+};
+
 // The ring all-reduce of the job's gradient alone on the star, every rank starting at once, with
 // NCCL's Simple protocol as the job runs it.
 Duration ring_alone(Bytes size) {
-  Simulator sim;
-  const Topology topology = testing::star(4);
-  const Routing routing(topology);
-  testing::MemoryBackend output;
-  FlowNetwork network(sim, routing, FlowNetworkConfig{}, 1, output);
-  RingCollective ring(sim, network, {{0, 1, 2, 3}}, CollectiveOp::kAllReduce, size,
+  Star star(4);
+  RingCollective ring(star.sim, star.network, {{0, 1, 2, 3}}, CollectiveOp::kAllReduce, size,
                       ProtocolOverheads{NcclProtocol::kSimple, 1});
   ring.start();
-  (void)sim.run();
+  (void)star.sim.run();
   REQUIRE(ring.finished());
   return ring.finished_at() - ring.started_at();
 }
@@ -49,20 +55,16 @@ Duration ring_alone(Bytes size) {
 TEST_CASE("a job's all-reduce on the network starts rank by rank and ends a ring after the last") {
   const DataParallelJobConfig config = four_ranks_one_slow();
   const Duration alone = ring_alone(config.gradient_size);
-  Simulator sim;
-  const Topology topology = testing::star(4);
-  const Routing routing(topology);
-  testing::MemoryBackend output;
-  FlowNetwork network(sim, routing, FlowNetworkConfig{}, 1, output);
-  DataParallelJob job(sim, config, 1, output, &network, 1);
+  Star star(4);
+  DataParallelJob job(star.sim, config, 1, star.output, &star.network, 1);
   bool done = false;
   job.when_done([&done] { done = true; });
   job.start();
-  (void)sim.run();
+  (void)star.sim.run();
   job.flush();
   REQUIRE(done);
   CHECK(job.steps_completed() == 2);
-  const auto steps = output.rows<DataParallelJob::StepRow>("steps");
+  const auto steps = star.output.rows<DataParallelJob::StepRow>("steps");
   REQUIRE(steps.size() == 2);
   for (const DataParallelJob::StepRow& step : steps) {
     CAPTURE(step.step);
@@ -71,7 +73,7 @@ TEST_CASE("a job's all-reduce on the network starts rank by rank and ends a ring
     CHECK(std::abs(step.all_reduce_ps - alone.ps()) <= 8);
     CHECK(step.end_ps - step.start_ps == Duration::us(1100).ps() + step.all_reduce_ps);
   }
-  CHECK(network.messages_in_flight() == 0);
+  CHECK(star.network.messages_in_flight() == 0);
 }
 
 // A bulk transfer into rank 1 shares its link with the ring's step into rank 1: every step of the
@@ -80,20 +82,16 @@ TEST_CASE("background traffic on the ring's links slows the job's all-reduce") {
   DataParallelJobConfig config = four_ranks_one_slow();
   config.steps = 1;
   const Duration alone = ring_alone(config.gradient_size);
-  Simulator sim;
-  const Topology topology = testing::star(5);
-  const Routing routing(topology);
-  testing::MemoryBackend output;
-  FlowNetwork network(sim, routing, FlowNetworkConfig{}, 1, output);
-  DataParallelJob job(sim, config, 1, output, &network, 1);
+  Star star(5);
+  DataParallelJob job(star.sim, config, 1, star.output, &star.network, 1);
   testing::Completions background;
-  network.send(4, 1, Bytes(1'000'000'000), 0, background);
-  job.when_done([&sim] { sim.stop(); });
+  star.network.send(4, 1, Bytes(1'000'000'000), 0, background);
+  job.when_done([&star] { star.sim.stop(); });
   job.start();
-  (void)sim.run();
+  (void)star.sim.run();
   job.flush();
   REQUIRE(job.steps_completed() == 1);
-  const std::int64_t took = output.rows<DataParallelJob::StepRow>("steps")[0].all_reduce_ps;
+  const std::int64_t took = star.output.rows<DataParallelJob::StepRow>("steps")[0].all_reduce_ps;
   // The link into rank 1 is shared half and half: the ring runs near half its speed.
   CHECK(static_cast<double>(took) / static_cast<double>(alone.ps()) > 1.6);
 }
