@@ -1,9 +1,11 @@
 #include "models/transport/packet_network.hpp"
 
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
 #include "models/transport/network_tables.hpp"
+#include "sim/core/quantity.hpp"
 
 namespace lockstep {
 
@@ -33,7 +35,6 @@ PacketNetwork::PacketNetwork(Simulator& sim, const Routing& routing,
   const Topology& topology = routing.topology();
   // The wiring, so that port numbers in the other tables can be read without the builders' rules.
   record_wiring(topology, tables_.ports);
-  const Bytes mtu = config.transport.payload_per_packet + config.transport.header;
   for (NodeId e = 0; e < topology.endpoint_count(); ++e) {
     const Port& port = topology.ports(e)[0];
     nics_.push_back(std::make_unique<Nic>(sim, e, config.transport, topology.cable(port.cable).rate,
@@ -43,14 +44,12 @@ PacketNetwork::PacketNetwork(Simulator& sim, const Routing& routing,
   for (NodeId n = topology.endpoint_count(); n < topology.node_count(); ++n) {
     std::vector<Duration> delays;
     std::vector<BitRate> rates;
-    std::vector<Bytes> headroom;
     for (const Port& port : topology.ports(n)) {
       const Cable& cable = topology.cable(port.cable);
       delays.push_back(cable.delay);
       rates.push_back(cable.rate);
-      headroom.push_back(
-          config.switches.pfc.headroom.value_or(derived_headroom(cable.rate, cable.delay, mtu)));
     }
+    std::vector<Bytes> headroom = switch_headroom(topology, n, config);
     SwitchConfig switch_config = config.switches;
     switch_config.buffer = topology.switch_spec(n).buffer;
     switches_.push_back(
@@ -79,6 +78,42 @@ PacketNetwork::PacketNetwork(Simulator& sim, const Routing& routing,
 }  // namespace lockstep
 
 namespace lockstep {
+
+std::vector<Bytes> switch_headroom(const Topology& topology, NodeId node,
+                                   const PacketNetworkConfig& config) {
+  const Bytes mtu = config.transport.payload_per_packet + config.transport.header;
+  std::vector<Bytes> headroom;
+  for (const Port& port : topology.ports(node)) {
+    const Cable& cable = topology.cable(port.cable);
+    headroom.push_back(
+        config.switches.pfc.headroom.value_or(derived_headroom(cable.rate, cable.delay, mtu)));
+  }
+  return headroom;
+}
+
+std::optional<std::string> buffer_problem(const Topology& topology,
+                                          const PacketNetworkConfig& config) {
+  const auto lossless = static_cast<double>(config.switches.pfc.lossless.count());
+  for (NodeId n = topology.endpoint_count(); n < topology.node_count(); ++n) {
+    // In doubles: absurd delays or MTUs overflow a sum of bytes.
+    double reserved = 0.0;
+    for (const Bytes& h : switch_headroom(topology, n, config)) {
+      reserved += static_cast<double>(h.count()) * lossless;
+    }
+    const Bytes buffer = topology.switch_spec(n).buffer;
+    if (reserved >= static_cast<double>(buffer.count())) {
+      char line[320];
+      std::snprintf(line, sizeof line,
+                    "switch '%s': its %s buffer is no larger than the PFC headroom its %zu ports "
+                    "reserve for lossless traffic (%.4g B, from the links' rate and delay and the "
+                    "MTU, or pfc.headroom)",
+                    topology.switch_spec(n).name.c_str(), format(buffer).c_str(),
+                    topology.ports(n).size(), reserved);
+      return std::string(line);
+    }
+  }
+  return std::nullopt;
+}
 
 PacketNetwork::~PacketNetwork() = default;
 

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -33,6 +34,16 @@ struct PacketNetworkConfig {
   TransportConfig transport;
   std::optional<Duration> sample_period;  // absent: totals only
 };
+
+// The PFC headroom each port of switch `node` reserves per lossless class: the configured one, or
+// derived from its cable's rate and delay and the MTU (shared_buffer.hpp).
+[[nodiscard]] std::vector<Bytes> switch_headroom(const Topology& topology, NodeId node,
+                                                 const PacketNetworkConfig& config);
+
+// The first switch whose buffer cannot hold the headroom its ports reserve, as a sentence naming
+// it and both sizes; empty when every switch can. What validation reports before a run.
+[[nodiscard]] std::optional<std::string> buffer_problem(const Topology& topology,
+                                                        const PacketNetworkConfig& config);
 
 // Where data bytes are, network-wide: injected = delivered + in the fabric + dropped at all times.
 struct DataAccount {

@@ -144,7 +144,12 @@ Schema<TransportScenarioConfig> transport_schema() {
   using T = TransportScenarioConfig;
   Schema<T> s;
   s.value("payload", &T::payload_per_packet, "1000B", "data bytes per packet (the MTU's payload)",
-          above(Bytes()))
+          [](const Bytes& b) -> std::optional<std::string> {
+            // A packet counts its bytes in 32 bits; Ethernet's jumbo frames carry 9 KB.
+            if (b <= Bytes()) return "must be more than 0B";
+            if (b > Bytes(64 * 1024)) return "must be at most 64KiB (a jumbo frame carries 9KB)";
+            return std::nullopt;
+          })
       .value("header", &T::header, "62B", "bytes of headers per packet (RoCEv2: 62)")
       .value("traffic_class", &T::traffic_class, "3", "class of RDMA data packets (0-7)",
              at_least<std::int64_t>(0))

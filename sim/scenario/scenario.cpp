@@ -10,6 +10,7 @@
 
 #include "models/collective/communicator.hpp"
 #include "models/transport/link_events.hpp"
+#include "models/transport/packet_network.hpp"
 #include "sim/scenario/duplicate_keys.hpp"
 #include "sim/scenario/job_schema.hpp"
 #include "sim/scenario/network_schema.hpp"
@@ -109,6 +110,15 @@ std::shared_ptr<const Topology> fabric_of(const Scenario& s,
     auto topology = std::make_shared<const Topology>(build_topology(s.network->topology));
     for (const LinkEventProblem& p : link_event_problems(s.network->link_events, *topology)) {
       report.error("network." + p.key, p.message);
+    }
+    if (s.network->model == NetworkModel::kPacket) {
+      const BitRate nic_rate = topology->cable(topology->ports(0)[0].cable).rate;
+      if (const std::optional<std::string> problem =
+              buffer_problem(*topology, packet_network_config(*s.network, nic_rate))) {
+        report.error(s.network->switches.pfc.headroom ? "network.switches.pfc.headroom"
+                                                      : "network.topology.switch_buffer",
+                     *problem);
+      }
     }
     const std::vector<LinkEventConfig>& events = s.network->link_events;
     for (std::size_t i = 0; i < events.size(); ++i) {

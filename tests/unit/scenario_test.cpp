@@ -360,3 +360,30 @@ TEST_CASE("a job longer than the simulated clock can count is refused at validat
 
 }  // namespace
 }  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+// A buffer smaller than the PFC headroom its ports reserve used to pass validation and fail at run
+// time with exit 1 and no key: now validation names the switch, the sizes and the key.
+TEST_CASE("a switch buffer that cannot hold its PFC headroom is refused at validation") {
+  const std::string fabric =
+      "network:\n  topology:\n    kind: leaf_spine\n    leaf_spine: {leaves: 2, spines: 2, "
+      "hosts_per_leaf: 4, uplinks_per_leaf: 2}\n";
+  const std::vector<std::string> small = problems(fabric + "    switch_buffer: 200KB\n");
+  REQUIRE(small.size() == 1);
+  CHECK(small[0].find("s.yaml:5:20: network.topology.switch_buffer: switch 'leaf0': its 200KB "
+                      "buffer is no larger than the PFC headroom its 6 ports reserve") == 0);
+  const std::vector<std::string> headroom =
+      problems(fabric + "  switches: {pfc: {headroom: 1TB}}\n");
+  REQUIRE(headroom.size() == 1);
+  CHECK(headroom[0].find("network.switches.pfc.headroom: switch 'leaf0'") != std::string::npos);
+  CHECK(problems(fabric + "  transport: {payload: 1TB}\n") ==
+        Lines{"s.yaml:5:24: network.transport.payload: must be at most 64KiB (a jumbo frame "
+              "carries 9KB)"});
+  // The flow level reserves no headroom.
+  CHECK(problems(fabric + "    switch_buffer: 200KB\n  model: flow\n").empty());
+}
+
+}  // namespace
+}  // namespace lockstep
