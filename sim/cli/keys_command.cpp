@@ -16,6 +16,11 @@ std::string documented_default(const std::string& text) {
 
 // Prints the key table that scenarios/README.md carries (a test holds the two equal).
 int keys_command(const std::vector<std::string>& args) {
+  if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
+    std::cout << "lockstep keys: prints every scenario key with its type, default and meaning, as "
+                 "the table in scenarios/README.md\n";
+    return exit_code::kOk;
+  }
   if (!args.empty()) {
     std::cerr << "lockstep keys: takes no arguments\n";
     return exit_code::kBadInput;

@@ -174,7 +174,8 @@ int nccl_tests_command(const std::vector<std::string>& args) {
       "proto", po::value(&proto_option),
       "LL, LL128, Simple, a list, or ^list (default: $NCCL_PROTO, else the fastest allowed)")(
       "output,o", po::value(&output_path),
-      "HDF5 output (default: SCENARIO's or the preset's name-OP.h5)");
+      "HDF5 output (default: SCENARIO's name-OP.h5, or with --nodes N the preset's "
+      "name-Nnodes-OP.h5)");
   scenario_arguments.add_to(options);
   po::options_description hidden;
   hidden.add_options()("op", po::value(&op_name));
@@ -205,8 +206,11 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   std::optional<NodePreset> preset = node_preset(preset_name);
   std::vector<std::string> problems;
   if (!op) problems.push_back("unknown collective '" + op_name + "'");
-  if (on_servers == !scenario_arguments.scenario_paths().empty()) {
+  if (on_servers && !scenario_arguments.scenario_paths().empty()) {
     problems.push_back("give a SCENARIO or --nodes, not both");
+  }
+  if (!on_servers && scenario_arguments.scenario_paths().empty()) {
+    problems.push_back("give a SCENARIO to run on, or --nodes N for GPU servers");
   }
   if (!min || *min < Bytes(1)) problems.push_back("-b " + min_text + ": not a size of 1 B or more");
   if (!max || (min && *max < *min)) problems.push_back("-e " + max_text + ": not a size >= -b");
@@ -276,7 +280,8 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   if (on_servers) {
     where = std::to_string(nodes) + " x " + preset->name + " (" + std::to_string(preset->gpus) +
             " GPUs each)";
-    default_output = preset->name + "-" + op_name + ".h5";
+    // The node count too: runs of different sizes must not overwrite each other's file.
+    default_output = preset->name + "-" + std::to_string(nodes) + "nodes-" + op_name + ".h5";
     const ScenarioLoad load =
         load_scenario_text(cluster_scenario(nodes, *preset, 1, model), "--nodes", overrides);
     if (!load.loaded) {

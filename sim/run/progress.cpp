@@ -33,7 +33,8 @@ void ProgressReporter::on_progress(Simulator& sim) {
     const double by_time = sim.now().seconds() / end_->seconds();
     done = done ? std::max(*done, by_time) : by_time;
   }
-  std::fprintf(stderr, "\r  simulated %s  %.2f M events/s", format(sim.now()).c_str(), rate * 1e-6);
+  std::fprintf(stderr, "\r  simulated %s  %.2f M events/s",
+               format_rounded(sim.now().since_start()).c_str(), rate * 1e-6);
   if (done && *done > 0) {
     const double elapsed = std::chrono::duration<double>(now - started_).count();
     std::fprintf(stderr, "  %.0f%%  ETA %.0f s", *done * 100, elapsed * (1 - *done) / *done);

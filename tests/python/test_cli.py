@@ -284,6 +284,14 @@ class Hardening(CliTestCase):
         self.assert_exit(result, 4)
         self.assertIn("lockstep: out of memory", result.stderr)
 
+    def test_nccl_tests_on_servers_names_its_file_by_node_count(self):
+        for nodes in ("1", "2"):
+            result = lockstep("nccl-tests", "all_reduce", "--nodes", nodes, "-b", "1M", "-e", "1M",
+                              cwd=self.dir)
+            self.assert_exit(result, 0)
+        self.assertEqual(sorted(p.name for p in self.dir.iterdir()),
+                         ["dgx-h100-1nodes-all_reduce.h5", "dgx-h100-2nodes-all_reduce.h5"])
+
     def test_generators_beyond_the_fabric_or_the_memory_get_one_message_each(self):
         for traffic, message in [
                 ("{rings: {rings: 1, ring_size: 200, chunk: 1KB}}",
@@ -435,7 +443,7 @@ class NcclTests(CliTestCase):
         for args, message in [(["allreduce", COLLECTIVES], "unknown collective 'allreduce'"),
                               (["all_reduce", COLLECTIVES, "-b", "8M", "-e", "1M"], "-e 1M"),
                               (["all_reduce", COLLECTIVES, "-f", "1"], "-f 1"),
-                              (["all_reduce"], "give a SCENARIO or --nodes"),
+                              (["all_reduce"], "give a SCENARIO to run on, or --nodes N"),
                               (["all_reduce", DEFAULT_SCENARIO], "needs a `network`")]:
             result = lockstep("nccl-tests", *args, "-o", self.dir / "bad.h5")
             self.assert_exit(result, 2)
