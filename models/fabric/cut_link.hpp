@@ -30,9 +30,6 @@ class CutLink final : public PacketReceiver {
     lost_.receive(packet, ingress_port);
   }
 
-  // Packets still to come off the link and be lost.
-  [[nodiscard]] std::int64_t losing() const { return losing_; }
-
  private:
   Link& link_;
   PacketReceiver* receiver_;
