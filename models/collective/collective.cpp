@@ -10,8 +10,8 @@ Collective::Collective(Simulator& sim, std::int32_t endpoints,
                        std::vector<std::int32_t> participants)
     : sim_(sim),
       participants_(std::move(participants)),
-      arrived_at_(static_cast<std::size_t>(std::max(endpoints, 0))),
-      rank_finished_at_(arrived_at_.size()) {
+      takes_part_(static_cast<std::size_t>(std::max(endpoints, 0)), 0),
+      arrived_at_(takes_part_.size()) {
   std::vector<std::int32_t> sorted = participants_;
   std::sort(sorted.begin(), sorted.end());
   if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
@@ -22,12 +22,14 @@ Collective::Collective(Simulator& sim, std::int32_t endpoints,
       throw std::invalid_argument("rank on endpoint " + std::to_string(rank) +
                                   ", which the network does not have");
     }
+    takes_part_[static_cast<std::size_t>(rank)] = 1;
   }
 }
 
 void Collective::arrive(std::int32_t rank, Time at) {
   if (state_ != CollectiveState::kRunning) return;
-  if (std::find(participants_.begin(), participants_.end(), rank) == participants_.end()) {
+  if (rank < 0 || static_cast<std::size_t>(rank) >= takes_part_.size() ||
+      takes_part_[static_cast<std::size_t>(rank)] == 0) {
     throw std::invalid_argument("rank " + std::to_string(rank) +
                                 " does not take part in the collective");
   }
@@ -41,7 +43,6 @@ void Collective::arrive(std::int32_t rank, Time at) {
   }
   arrival = at;
   started_at_ = std::min(started_at_, at);
-  ++arrivals_;
   on_arrival(rank, at);
 }
 
@@ -54,9 +55,9 @@ void Collective::start() {
     arrival = sim_.now();
     arriving.push_back(rank);
   }
-  if (!arriving.empty()) started_at_ = std::min(started_at_, sim_.now());
-  arrivals_ += static_cast<std::int32_t>(arriving.size());
-  if (!arriving.empty()) on_arrivals(arriving);
+  if (arriving.empty()) return;
+  started_at_ = std::min(started_at_, sim_.now());
+  on_arrivals(arriving);
 }
 
 void Collective::abort() {
@@ -91,18 +92,12 @@ std::optional<Time> Collective::arrived_at(std::int32_t rank) const {
   return arrived_at_[static_cast<std::size_t>(rank)];
 }
 
-std::optional<Time> Collective::rank_finished_at(std::int32_t rank) const {
-  if (rank < 0 || static_cast<std::size_t>(rank) >= rank_finished_at_.size()) return std::nullopt;
-  return rank_finished_at_[static_cast<std::size_t>(rank)];
-}
-
 bool Collective::arrived_by(std::int32_t rank, Time t) const {
   const std::optional<Time>& arrival = arrived_at_[static_cast<std::size_t>(rank)];
   return arrival && *arrival <= t;
 }
 
 void Collective::rank_done(std::int32_t rank, Time at) {
-  rank_finished_at_[static_cast<std::size_t>(rank)] = at;
   if (!on_rank_finished_) return;
   schedule_counted<&Collective::report_rank_finished>(at, this, rank);
 }

@@ -62,7 +62,7 @@ class Collective {
   // Called once, by an event at finished_at(), when the last transfer has been noticed.
   void when_finished(std::function<void()> callback) { on_finished_ = std::move(callback); }
   // Called once per participant, by an event at the time its own sends have arrived and its own
-  // receives have been noticed (rank_finished_at).
+  // receives have been noticed.
   void when_rank_finished(RankFinished callback) { on_rank_finished_ = std::move(callback); }
 
   [[nodiscard]] CollectiveState state() const { return state_; }
@@ -74,7 +74,6 @@ class Collective {
   // When the last transfer arrived and was noticed; valid once finished().
   [[nodiscard]] Time finished_at() const { return finished_at_; }
   [[nodiscard]] std::optional<Time> arrived_at(std::int32_t rank) const;
-  [[nodiscard]] std::optional<Time> rank_finished_at(std::int32_t rank) const;
   // Per rank (by endpoint), the time the transfers it sent and those it received took from sending
   // to arriving, summed: in a collective that ends together on every rank, this is what tells the
   // ranks on a slow path from those that only wait for them.
@@ -129,15 +128,14 @@ class Collective {
   void deadline();
 
   std::vector<std::int32_t> participants_;
+  std::vector<char> takes_part_;                 // by endpoint: looked up on every arrival
   std::vector<std::optional<Time>> arrived_at_;  // by endpoint
-  std::vector<std::optional<Time>> rank_finished_at_;
   std::function<void()> on_finished_;
   RankFinished on_rank_finished_;
   TimedOut on_timeout_;
   std::optional<Time> timeout_at_;
   CollectiveState state_ = CollectiveState::kRunning;
   std::int64_t pending_events_ = 0;
-  std::int32_t arrivals_ = 0;
   Time started_at_ = Time::max();
   Time finished_at_;
 };

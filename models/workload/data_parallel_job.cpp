@@ -1,6 +1,5 @@
 #include "models/workload/data_parallel_job.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -81,12 +80,15 @@ DataParallelJob::DataParallelJob(Simulator& sim, const DataParallelJobConfig& co
   }
   gpus_per_node_ = layout.gpus_per_node;
   nodes_ = layout.nodes;
+  std::vector<std::int32_t> local_of_member(static_cast<std::size_t>(network->endpoint_count()));
+  for (std::size_t local = 0; local < layout.members.size(); ++local) {
+    local_of_member[static_cast<std::size_t>(layout.members[local])] =
+        static_cast<std::int32_t>(local);
+  }
   local_of_rank_.resize(placement.size());
   job_rank_of_local_.resize(placement.size());
   for (std::size_t r = 0; r < placement.size(); ++r) {
-    const auto local = static_cast<std::int32_t>(
-        std::find(layout.members.begin(), layout.members.end(), placement[r]) -
-        layout.members.begin());
+    const std::int32_t local = local_of_member[static_cast<std::size_t>(placement[r])];
     local_of_rank_[r] = local;
     job_rank_of_local_[static_cast<std::size_t>(local)] = static_cast<std::int64_t>(r);
   }
