@@ -32,6 +32,7 @@
 #include "sim/cli/scenario_arguments.hpp"
 #include "sim/core/quantity.hpp"
 #include "sim/output/hdf5_output.hpp"
+#include "sim/run/run.hpp"
 
 namespace lockstep {
 namespace {
@@ -311,13 +312,9 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   if (!output_writable("nccl-tests", output)) return exit_code::kBadInput;
 
   install_interrupt_handlers();
-  const Scenario& scenario = loaded->scenario;
-  const HostsConfig hosts = scenario.hosts.value_or(HostsConfig{});
   CollectiveSetup setup;
-  setup.cluster.fabric = *scenario.network;
-  setup.cluster.seed = scenario.simulation.seed;
-  setup.cluster.hosts = hosts;
-  if (scenario.servers) setup.cluster.servers = server_node(*scenario.servers);
+  setup.cluster = cluster_spec(loaded->scenario);
+  const HostsConfig& hosts = setup.cluster.hosts;
   const std::optional<NodePreset>& servers = setup.cluster.servers;
   setup.communicator = *communicator;
   setup.channels = channels > 0 ? channels : (servers ? servers->gpus : 1);

@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cstdio>
 
-#include "models/cluster/cluster.hpp"
 #include "models/traffic/traffic_driver.hpp"
 #include "models/transport/link_events.hpp"
 #include "models/workload/data_parallel_job.hpp"
@@ -52,15 +51,6 @@ std::string flow_findings(const FlowNetwork& network, const LinkEventPlayer& lin
   return line + events;
 }
 
-ClusterSpec cluster_spec(const Scenario& scenario) {
-  ClusterSpec spec;
-  spec.fabric = *scenario.network;
-  spec.seed = scenario.simulation.seed;
-  if (scenario.servers) spec.servers = server_node(*scenario.servers);
-  spec.hosts = scenario.hosts.value_or(HostsConfig{});
-  return spec;
-}
-
 std::string job_findings(const DataParallelJob& job, const DataParallelJobConfig& config, Time end,
                          bool on_network) {
   return std::to_string(config.ranks) + " ranks, " + std::to_string(job.steps_completed()) +
@@ -99,6 +89,15 @@ std::string traffic_findings(const TrafficDriver& driver, const Topology& topolo
 }
 
 }  // namespace
+
+ClusterSpec cluster_spec(const Scenario& scenario) {
+  ClusterSpec spec;
+  spec.fabric = *scenario.network;
+  spec.seed = scenario.simulation.seed;
+  if (scenario.servers) spec.servers = server_node(*scenario.servers);
+  spec.hosts = scenario.hosts.value_or(HostsConfig{});
+  return spec;
+}
 
 Time run_limit(const Scenario& scenario) {
   return scenario.simulation.until ? Time::zero() + *scenario.simulation.until : Time::max();

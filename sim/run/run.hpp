@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 
+#include "models/cluster/cluster.hpp"
 #include "sim/core/simulator.hpp"
 #include "sim/core/table.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -32,6 +33,9 @@ struct RunSummary {
 // The scenario must hold a job or traffic (a network alone is for `lockstep nccl-tests`).
 [[nodiscard]] RunSummary run_scenario(const LoadedScenario& loaded, RecordBackend& output,
                                       const RunOptions& options);
+
+// The machine a scenario with a network describes: its fabric, servers, host paths and seed.
+[[nodiscard]] ClusterSpec cluster_spec(const Scenario& scenario);
 
 // The time limit of a scenario as a point on the clock.
 [[nodiscard]] Time run_limit(const Scenario& scenario);
