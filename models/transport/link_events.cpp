@@ -3,7 +3,7 @@
 namespace lockstep {
 
 std::vector<LinkEventProblem> link_event_problems(const std::vector<LinkEventConfig>& events,
-                                                  const Topology& topology) {
+                                                  const Topology& topology, NetworkModel model) {
   std::vector<LinkEventProblem> problems;
   for (std::size_t i = 0; i < events.size(); ++i) {
     const LinkEventConfig& e = events[i];
@@ -20,6 +20,12 @@ std::vector<LinkEventProblem> link_event_problems(const std::vector<LinkEventCon
           {key, "give one of `rate` (the cable's new rate), `down: true` or `up: true`"});
     }
     if (e.rate && e.rate->bps() < 0) problems.push_back({key + ".rate", "must not be negative"});
+    if (e.rate && e.rate->bps() == 0 && model == NetworkModel::kPacket) {
+      problems.push_back({key + ".rate",
+                          "0bps at packet level holds the cable's packets forever while their "
+                          "senders resend without end: use `down: true` to fail the cable, or a "
+                          "rate above 0"});
+    }
   }
   return problems;
 }

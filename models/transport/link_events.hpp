@@ -28,10 +28,12 @@ struct LinkEventProblem {
   std::string message;
 };
 
-// Every problem of the events on this topology: unknown node names, nodes no cable joins, neither
-// or more than one of `rate`, `down` and `up`, a negative rate. Empty when they can be played.
+// Every problem of the events on this topology at network level `model`: unknown node names, nodes
+// no cable joins, neither or more than one of `rate`, `down` and `up`, a negative rate, and a rate
+// of 0 at packet level (the cable would hold its packets forever while their senders resend
+// without end). Empty when they can be played.
 [[nodiscard]] std::vector<LinkEventProblem> link_event_problems(
-    const std::vector<LinkEventConfig>& events, const Topology& topology);
+    const std::vector<LinkEventConfig>& events, const Topology& topology, NetworkModel model);
 
 // The events with their cables found; `events` must have no problems.
 [[nodiscard]] std::vector<LinkEvent> resolve_link_events(const std::vector<LinkEventConfig>& events,

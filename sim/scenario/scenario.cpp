@@ -51,6 +51,21 @@ const Schema<Scenario>& scenario_schema() {
   return schema;
 }
 
+// Reports each of `ranks` (under `key`) that the fabric's `endpoints` do not have; true when all
+// exist.
+bool report_missing_ranks(const std::vector<std::int32_t>& ranks, const std::string& key,
+                          std::int32_t endpoints, const Schema<Scenario>::Checker& report) {
+  bool all_exist = true;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i] < endpoints) continue;
+    all_exist = false;
+    report.error(key + "[" + std::to_string(i) + "]", "no rank " + std::to_string(ranks[i]) +
+                                                          " (ranks 0 to " +
+                                                          std::to_string(endpoints - 1) + ")");
+  }
+  return all_exist;
+}
+
 // Servers, hosts and a job against the fabric they run on.
 void check_machines(const Scenario& s, std::int32_t endpoints,
                     const Schema<Scenario>::Checker& report) {
@@ -67,15 +82,7 @@ void check_machines(const Scenario& s, std::int32_t endpoints,
   }
   if (s.job && !s.job->placement.empty()) {
     const std::vector<std::int32_t>& placement = s.job->placement;
-    bool all_exist = true;
-    for (std::size_t i = 0; i < placement.size(); ++i) {
-      if (placement[i] >= endpoints) {
-        all_exist = false;
-        report.error("job.placement[" + std::to_string(i) + "]",
-                     "no rank " + std::to_string(placement[i]) + " (ranks 0 to " +
-                         std::to_string(endpoints - 1) + ")");
-      }
-    }
+    const bool all_exist = report_missing_ranks(placement, "job.placement", endpoints, report);
     const std::int32_t gpus = s.servers ? server_node(*s.servers)->gpus : 1;
     if (all_exist && endpoints % gpus == 0) {
       try {
@@ -86,14 +93,8 @@ void check_machines(const Scenario& s, std::int32_t endpoints,
     }
   }
   if (s.hosts) {
-    const std::vector<std::int32_t>& staged = s.hosts->nics_on_other_socket;
-    for (std::size_t i = 0; i < staged.size(); ++i) {
-      if (staged[i] >= endpoints) {
-        report.error("hosts.nics_on_other_socket[" + std::to_string(i) + "]",
-                     "no rank " + std::to_string(staged[i]) + " (ranks 0 to " +
-                         std::to_string(endpoints - 1) + ")");
-      }
-    }
+    (void)report_missing_ranks(s.hosts->nics_on_other_socket, "hosts.nics_on_other_socket",
+                               endpoints, report);
   }
 }
 
@@ -108,7 +109,8 @@ std::shared_ptr<const Topology> fabric_of(const Scenario& s,
                                           const Schema<Scenario>::Checker& report) {
   try {
     auto topology = std::make_shared<const Topology>(build_topology(s.network->topology));
-    for (const LinkEventProblem& p : link_event_problems(s.network->link_events, *topology)) {
+    for (const LinkEventProblem& p :
+         link_event_problems(s.network->link_events, *topology, s.network->model)) {
       report.error("network." + p.key, p.message);
     }
     if (s.network->model == NetworkModel::kPacket) {
@@ -118,15 +120,6 @@ std::shared_ptr<const Topology> fabric_of(const Scenario& s,
         report.error(s.network->switches.pfc.headroom ? "network.switches.pfc.headroom"
                                                       : "network.topology.switch_buffer",
                      *problem);
-      }
-    }
-    const std::vector<LinkEventConfig>& events = s.network->link_events;
-    for (std::size_t i = 0; i < events.size(); ++i) {
-      if (s.network->model == NetworkModel::kPacket && events[i].rate &&
-          events[i].rate->bps() == 0) {
-        report.error("network.link_events[" + std::to_string(i) + "].rate",
-                     "0bps at packet level holds the cable's packets forever while their senders "
-                     "resend without end: use `down: true` to fail the cable, or a rate above 0");
       }
     }
     return topology;
