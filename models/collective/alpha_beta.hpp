@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "models/collective/collective_op.hpp"
 #include "sim/core/bit_rate.hpp"
 #include "sim/core/bytes.hpp"
 #include "sim/core/time.hpp"
@@ -31,5 +32,12 @@ struct AlphaBeta {
 // `ranks` >= 1; for the recursive algorithms a power of two.
 [[nodiscard]] Duration all_reduce_time(AllReduceAlgorithm algorithm, std::int64_t ranks, Bytes size,
                                        const AlphaBeta& cost);
+
+// `op` on a ring of `ranks` as NCCL's ring runs it: all-reduce in 2(n-1) steps of S/n,
+// reduce-scatter, all-gather and all-to-all (pairwise) in n-1 steps of S/n, send/recv as one step
+// of S, broadcast and reduce as one pipelined transfer of S (their chunks overlap, so a chain costs
+// one latency per hop and S once). `size` means what collective_op.hpp says for `op`. ranks >= 1.
+[[nodiscard]] Duration ring_collective_time(CollectiveOp op, std::int64_t ranks, Bytes size,
+                                            const AlphaBeta& cost);
 
 }  // namespace lockstep

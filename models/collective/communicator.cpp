@@ -1,5 +1,6 @@
 #include "models/collective/communicator.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -43,12 +44,21 @@ CommunicatorLayout communicator_layout(const std::vector<std::int32_t>& communic
 }
 
 CommunicatorNetwork::CommunicatorNetwork(Network& cluster, std::vector<std::int32_t> members)
-    : cluster_(cluster),
-      members_(std::move(members)),
-      local_of_(static_cast<std::size_t>(cluster.endpoint_count()), -1) {
+    : cluster_(cluster), members_(std::move(members)), local_of_(members_.size()) {
   for (std::size_t i = 0; i < members_.size(); ++i) {
-    local_of_.at(static_cast<std::size_t>(members_[i])) = static_cast<std::int32_t>(i);
+    if (members_[i] < 0 || members_[i] >= cluster.endpoint_count()) {
+      throw std::invalid_argument("communicator member " + std::to_string(members_[i]) +
+                                  " is not a rank of the network");
+    }
+    local_of_[i] = {members_[i], static_cast<std::int32_t>(i)};
   }
+  std::sort(local_of_.begin(), local_of_.end());
+}
+
+std::int32_t CommunicatorNetwork::local_rank(std::int32_t global) const {
+  const auto it = std::lower_bound(local_of_.begin(), local_of_.end(),
+                                   std::pair<std::int32_t, std::int32_t>{global, -1});
+  return it != local_of_.end() && it->first == global ? it->second : -1;
 }
 
 std::int32_t CommunicatorNetwork::endpoint_count() const {
@@ -67,8 +77,8 @@ std::uint64_t CommunicatorNetwork::send(std::int32_t source, std::int32_t destin
 
 Message CommunicatorNetwork::local(const Message& message) const {
   Message out = message;
-  out.source = local_of_[static_cast<std::size_t>(message.source)];
-  out.destination = local_of_[static_cast<std::size_t>(message.destination)];
+  out.source = local_rank(message.source);
+  out.destination = local_rank(message.destination);
   return out;
 }
 

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "models/network/network.hpp"
@@ -44,10 +45,14 @@ class CommunicatorNetwork final : public Network, private MessageListener {
   void on_message_complete(const Message& message, const MessageTimes& times) override;
   void on_message_delivered(const Message& message, Time delivered) override;
   [[nodiscard]] Message local(const Message& message) const;
+  // -1 outside the communicator.
+  [[nodiscard]] std::int32_t local_rank(std::int32_t global) const;
 
   Network& cluster_;
   std::vector<std::int32_t> members_;
-  std::vector<std::int32_t> local_of_;  // by global rank; -1 outside the communicator
+  // (global rank, local rank), sorted: a communicator of a few ranks on a large cluster costs its
+  // size, not the cluster's.
+  std::vector<std::pair<std::int32_t, std::int32_t>> local_of_;
   std::unordered_map<std::uint64_t, MessageListener*> listeners_;  // by id; never iterated
 };
 

@@ -24,6 +24,20 @@ TEST_CASE("Rabenseifner all-reduce matches its closed form") {
   CHECK(all_reduce_time(AllReduceAlgorithm::kRabenseifner, 8, k4MB, kCost) == Duration::us(620));
 }
 
+// Reduce-scatter and all-gather are each half of it: (p-1) alpha + n (p-1)/p beta = 270 us.
+TEST_CASE("reduce-scatter and all-gather are half a ring all-reduce") {
+  CHECK(ring_collective_time(CollectiveOp::kReduceScatter, 4, k4MB, kCost) == Duration::us(270));
+  CHECK(ring_collective_time(CollectiveOp::kAllGather, 4, k4MB, kCost) == Duration::us(270));
+}
+
+// A send is one step of the whole buffer: 10 us + 320 us; a broadcast over 4 ranks pipelines its
+// chunks, so it pays a latency per hop and the buffer once: 30 us + 320 us.
+TEST_CASE(
+    "send/recv is one step of the buffer, a broadcast a latency per hop and the buffer once") {
+  CHECK(ring_collective_time(CollectiveOp::kSendRecv, 2, k4MB, kCost) == Duration::us(330));
+  CHECK(ring_collective_time(CollectiveOp::kBroadcast, 4, k4MB, kCost) == Duration::us(350));
+}
+
 TEST_CASE("chunks round up to whole bytes and one rank needs no communication") {
   // 10 bytes over 4 ranks: chunks of 3 bytes = 24 bits = 240 ps at 100 Gb/s; 6 steps.
   CHECK(all_reduce_time(AllReduceAlgorithm::kRing, 4, Bytes(10), kCost) ==

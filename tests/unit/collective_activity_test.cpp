@@ -7,6 +7,8 @@
 
 #include "memory_backend.hpp"
 #include "models/collective/communicator.hpp"
+#include "models/collective/point_to_point.hpp"
+#include "models/collective/priced_collective.hpp"
 #include "models/collective/ring_collective.hpp"
 #include "models/collective/tree_all_reduce.hpp"
 #include "models/transport/flow_network.hpp"
@@ -256,6 +258,59 @@ TEST_CASE("a tree all-reduce reports each rank's end and waits for a late leaf")
   // leaf 1's has gone up alone, so the end is 50 us plus its one-way trip plus the way down.
   CHECK(tree.finished_at() > Time::zero() + Duration::us(50));
   CHECK(tree.finished_at() < Time::zero() + Duration::us(50) + Duration::ps(2 * 2'254'880));
+}
+
+// A priced collective ends `time` after its last member joined, on every member at once, and a
+// timeout names the members that never came.
+TEST_CASE("a priced collective ends its price after the last arrival, and times out like any") {
+  Simulator sim;
+  PricedCollective priced(sim, 4, {0, 1, 2, 3}, Duration::us(7));
+  std::vector<Time> done(4, Time::max());
+  priced.when_rank_finished(
+      [&](std::int32_t rank, Time at) { done[static_cast<std::size_t>(rank)] = at; });
+  for (std::int32_t r = 0; r < 3; ++r) priced.arrive(r, Time::zero() + Duration::us(r));
+  priced.arrive(3, Time::zero() + Duration::us(20));
+  (void)sim.run();
+  REQUIRE(priced.finished());
+  for (const Time t : done) CHECK(t == Time::zero() + Duration::us(27));
+  CHECK(priced.finished_at() == Time::zero() + Duration::us(27));
+  CHECK(priced.settled());
+  CHECK(priced.messages_in_flight() == 0);
+
+  PricedCollective stuck(sim, 3, {0, 2}, Duration::us(1));
+  std::vector<std::int32_t> missing;
+  stuck.set_timeout(Duration::ms(1),
+                    [&](const std::vector<std::int32_t>& never) { missing = never; });
+  stuck.arrive(0, sim.now());
+  (void)sim.run();
+  CHECK(stuck.state() == CollectiveState::kTimedOut);
+  CHECK(missing == std::vector<std::int32_t>{2});
+}
+
+// One transfer from rank 0 to rank 2 of a star: it leaves when both have joined (the receiver
+// posts its buffer at 50 us), so it lands one transfer time after 50 us, as the same message sent
+// alone at 0 lands one transfer time after 0; the sender finishes when it has arrived too.
+TEST_CASE("a point-to-point transfer waits for its receiver and then takes one transfer time") {
+  const Bytes size(1'000'000);
+  auto transfer = [&](Duration receiver_late) {
+    FlowFabric fabric(testing::star(4));
+    PointToPoint send(fabric.sim, fabric.network, 0, 2, size);
+    std::vector<Time> done(4, Time::max());
+    send.when_rank_finished(
+        [&](std::int32_t rank, Time at) { done[static_cast<std::size_t>(rank)] = at; });
+    send.arrive(0, Time::zero());
+    send.arrive(2, Time::zero() + receiver_late);
+    (void)fabric.sim.run();
+    REQUIRE(send.finished());
+    CHECK(done[0] == done[2]);
+    CHECK(send.settled());
+    return done[2] - Time::zero();
+  };
+  const Duration on_time = transfer(Duration());
+  CHECK(on_time > Duration());
+  CHECK(transfer(Duration::us(50)) == on_time + Duration::us(50));
+  FlowFabric fabric(testing::star(4));
+  CHECK_THROWS_AS(PointToPoint(fabric.sim, fabric.network, 1, 1, size), std::invalid_argument);
 }
 
 }  // namespace
