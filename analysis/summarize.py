@@ -4,7 +4,9 @@ for an nccl-tests run.
 
     analysis/summarize.py RUN.h5
 
-A job run gets a line per step: step time, slowest rank, compute, wait, comm. A fabric run gets its
+A job run gets a line per step: step time, slowest rank, MFU, TFLOP/s per GPU, and where the
+ranks' time went on average (compute, exposed TP, PP and DP communication, pipeline bubble, data
+wait, waiting for other ranks). A fabric run gets its
 flow completion times and the ports that queued most. An nccl-tests run gets a line per size: time,
 algbw and busbw (GB/s, nccl-tests' definitions), the algorithm and protocol that ran, and the
 slowest rank (whose transfers out and in took longest) with its time over the median rank's. Which
@@ -22,9 +24,15 @@ STEP_COLUMNS = {
     "step": "step",
     "step_s": "step time (s)",
     "slowest_rank": "slowest rank",
-    "mean_compute_s": "mean compute (s)",
-    "mean_wait_for_slowest_s": "mean wait for slowest (s)",
-    "comm_s": "all-reduce (s)",
+    "mfu": "MFU",
+    "tflops_per_gpu": "TFLOP/s per GPU",
+    "mean_compute_s": "compute (s)",
+    "mean_tp_comm_s": "TP (s)",
+    "mean_pp_comm_s": "PP (s)",
+    "mean_dp_comm_s": "DP (s)",
+    "mean_bubble_s": "bubble (s)",
+    "mean_data_wait_s": "data (s)",
+    "mean_wait_for_others_s": "waiting (s)",
 }
 
 PORT_COLUMNS = {

@@ -1,6 +1,5 @@
 #include "models/collective/alpha_beta.hpp"
 
-#include <bit>
 #include <cassert>
 
 namespace lockstep {
@@ -15,36 +14,6 @@ Duration step(const AlphaBeta& cost, Bytes bytes) {
 }
 
 }  // namespace
-
-bool needs_power_of_two_ranks(AllReduceAlgorithm algorithm) {
-  return algorithm != AllReduceAlgorithm::kRing;
-}
-
-Duration all_reduce_time(AllReduceAlgorithm algorithm, std::int64_t ranks, Bytes size,
-                         const AlphaBeta& cost) {
-  assert(ranks >= 1);
-  if (ranks == 1) return Duration();
-  const auto p = static_cast<std::uint64_t>(ranks);
-  assert(!needs_power_of_two_ranks(algorithm) || std::has_single_bit(p));
-  const int rounds = std::countr_zero(std::bit_floor(p));
-  switch (algorithm) {
-    case AllReduceAlgorithm::kRing:
-      // Reduce-scatter then all-gather, p-1 steps each, one chunk per step.
-      return step(cost, ceil_divide(size, ranks)) * (2 * (ranks - 1));
-    case AllReduceAlgorithm::kRecursiveDoubling:
-      return step(cost, size) * rounds;
-    case AllReduceAlgorithm::kRabenseifner: {
-      Duration total;
-      std::int64_t parts = 1;
-      for (int r = 0; r < rounds; ++r) {
-        parts *= 2;
-        total += step(cost, ceil_divide(size, parts)) * 2;  // once halving, once doubling
-      }
-      return total;
-    }
-  }
-  return Duration();
-}
 
 Duration ring_collective_time(CollectiveOp op, std::int64_t ranks, Bytes size,
                               const AlphaBeta& cost) {

@@ -12,9 +12,12 @@ constexpr std::int64_t kSm90LinkBps = 164'800'000'000;
 
 const std::vector<NodePreset>& node_presets() {
   static const std::vector<NodePreset> presets{
-      {"dgx-a100", 8, BitRate::bps(12 * kSm80LinkBps), Duration::ns(300), BitRate::gbps(200)},
-      {"dgx-h100", 8, BitRate::bps(18 * kSm90LinkBps), Duration::ns(300), BitRate::gbps(400), true},
-      {"dgx-h200", 8, BitRate::bps(18 * kSm90LinkBps), Duration::ns(300), BitRate::gbps(400), true},
+      {"dgx-a100", 8, BitRate::bps(12 * kSm80LinkBps), Duration::ns(300), BitRate::gbps(200), false,
+       "a100"},
+      {"dgx-h100", 8, BitRate::bps(18 * kSm90LinkBps), Duration::ns(300), BitRate::gbps(400), true,
+       "h100"},
+      {"dgx-h200", 8, BitRate::bps(18 * kSm90LinkBps), Duration::ns(300), BitRate::gbps(400), true,
+       "h200"},
   };
   return presets;
 }

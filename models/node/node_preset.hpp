@@ -29,6 +29,7 @@ struct NodePreset {
   BitRate nic_rate;  // per NIC, one NIC per GPU
   // Third-generation NVSwitch (Hopper) reduces in the switch: NCCL's NVLS algorithm.
   bool nvlink_sharp = false;
+  std::string gpu = "h100";  // the GPU model's name (models/gpu/gpu_spec.hpp)
 };
 
 [[nodiscard]] const std::vector<NodePreset>& node_presets();

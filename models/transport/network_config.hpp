@@ -14,8 +14,10 @@
 
 namespace lockstep {
 
-// Which backend carries the traffic: packet by packet, or as max-min fair fluid flows.
-enum class NetworkModel { kPacket, kFlow };
+// Which backend carries the traffic: packet by packet, or as max-min fair fluid flows. A training
+// job may also run on the analytic level, which prices each collective by formula (no contention);
+// the fabric under it is then built at flow level for what else needs one.
+enum class NetworkModel { kPacket, kFlow, kAnalytic };
 enum class CongestionControl { kNone, kDcqcn };
 enum class DcqcnProfile { kPaper, kNicFirmware, kHpccReference };
 

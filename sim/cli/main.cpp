@@ -19,7 +19,7 @@ constexpr const char* kUsage =
     "\n"
     "commands:\n"
     "  run [SCENARIO] [-o OUT.h5] [--seed N] [--until TIME] [--set key=value]... [--quiet]\n"
-    "                      run a scenario (default: scenarios/default.yaml) and write HDF5\n"
+    "                      run a scenario (default: scenarios/worked-example.yaml) and write HDF5\n"
     "  validate SCENARIO... [--set key=value]... [--resolved]\n"
     "                      check scenarios without running them\n"
     "  keys                list every scenario key with its type and default\n"

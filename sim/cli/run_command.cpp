@@ -24,6 +24,7 @@ namespace po = boost::program_options;
 
 const char* outcome_name(const RunSummary& summary) {
   if (summary.outcome == RunOutcome::kReachedLimit) return "reached_until";
+  if (summary.out_of_memory) return "out_of_memory";
   return summary.stalled ? "stalled" : "completed";
 }
 

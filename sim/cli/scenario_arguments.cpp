@@ -3,7 +3,7 @@
 namespace lockstep {
 
 std::filesystem::path default_scenario_path() {
-  return std::filesystem::path(LOCKSTEP_SCENARIO_DIR) / "default.yaml";
+  return std::filesystem::path(LOCKSTEP_SCENARIO_DIR) / "worked-example.yaml";
 }
 
 void ScenarioArguments::add_to(boost::program_options::options_description& options) {

@@ -5,8 +5,8 @@
 #include <cstdio>
 
 #include "models/traffic/traffic_driver.hpp"
+#include "models/training/training_job.hpp"
 #include "models/transport/link_events.hpp"
-#include "models/workload/data_parallel_job.hpp"
 #include "sim/core/quantity.hpp"
 #include "sim/run/progress.hpp"
 
@@ -49,14 +49,6 @@ std::string flow_findings(const FlowNetwork& network, const LinkEventPlayer& lin
                 static_cast<double>(r.flows_refilled) / static_cast<double>(r.count),
                 static_cast<long long>(r.expansions));
   return line + events;
-}
-
-std::string job_findings(const DataParallelJob& job, const DataParallelJobConfig& config, Time end,
-                         bool on_network) {
-  return std::to_string(config.ranks) + " ranks, " + std::to_string(job.steps_completed()) +
-         " of " + std::to_string(config.steps) + " steps in " + format_rounded(end.since_start()) +
-         " simulated (all-reduce " + format_rounded(job.all_reduce_duration()) +
-         (on_network ? " per step on average, on the network)" : " per step)");
 }
 
 std::string traffic_findings(const TrafficDriver& driver, const Topology& topology,
@@ -118,11 +110,10 @@ RunSummary run_scenario(const LoadedScenario& loaded, RecordBackend& output,
     link_events.emplace(sim, cluster->fabric(),
                         resolve_link_events(scenario.network->link_events, *topology));
   }
-  std::unique_ptr<DataParallelJob> job;
+  std::unique_ptr<TrainingJob> job;
   if (scenario.job) {
-    job = std::make_unique<DataParallelJob>(sim, *scenario.job, scenario.simulation.seed, output,
-                                            cluster ? &cluster->network() : nullptr,
-                                            cluster ? cluster->gpus_per_node() : 1);
+    job = std::make_unique<TrainingJob>(sim, *scenario.job, *cluster, cluster_spec(scenario),
+                                        scenario.network->model, output);
     // Background traffic and periodic sampling would keep the clock going: the job's end is the
     // run's.
     job->when_done([&sim] { sim.stop(); });
@@ -151,16 +142,29 @@ RunSummary run_scenario(const LoadedScenario& loaded, RecordBackend& output,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   progress.finish();
   // The job's end, or the traffic's, stopping the run is its normal end.
-  const bool done = job ? job->steps_completed() == scenario.job->steps : driver->all_complete();
+  const bool out_of_memory = job && job->summary().out_of_memory;
+  const bool done =
+      job ? out_of_memory || job->steps_completed() == scenario.job->steps : driver->all_complete();
   if (outcome == RunOutcome::kStopped && done) outcome = RunOutcome::kDrained;
   if (cluster) cluster->finish();
   if (job) job->flush();
   if (driver) driver->flush();
 
-  RunSummary summary{
-      outcome, outcome == RunOutcome::kDrained && !done, sim.now(), sim.events_processed(), {}, {}};
+  RunSummary summary{outcome,
+                     outcome == RunOutcome::kDrained && !done,
+                     out_of_memory,
+                     sim.now(),
+                     sim.events_processed(),
+                     {},
+                     {}};
   summary.kind = job && driver ? "job with traffic" : job ? "job" : "traffic";
-  if (job) summary.report = job_findings(*job, *scenario.job, sim.now(), cluster != nullptr);
+  if (job) {
+    char line[128];
+    std::snprintf(line, sizeof line, "\nsimulated %s in %.3f s of wall time, %llu events",
+                  format_rounded(sim.now().since_start()).c_str(), wall,
+                  static_cast<unsigned long long>(sim.events_processed()));
+    summary.report = job->report() + line;
+  }
   if (driver) {
     if (!summary.report.empty()) summary.report += "\n";
     summary.report += traffic_findings(*driver, *topology, *cluster, *link_events, sim.now(),

@@ -1,11 +1,11 @@
-// The `job` section: the synchronous data-parallel job of models/workload.
+// The `job` section: a transformer training job (models/training).
 #pragma once
 
-#include "models/workload/data_parallel_job_config.hpp"
+#include "models/training/training_job_config.hpp"
 #include "sim/scenario/schema.hpp"
 
 namespace lockstep {
 
-[[nodiscard]] Schema<DataParallelJobConfig> job_schema();
+[[nodiscard]] Schema<TrainingJobConfig> job_schema();
 
 }  // namespace lockstep

@@ -191,9 +191,13 @@ Schema<LinkEventConfig> link_event_schema() {
 Schema<NetworkConfig> network_schema() {
   Schema<NetworkConfig> s;
   s.choice("model", &NetworkConfig::model,
-           {{"packet", NetworkModel::kPacket}, {"flow", NetworkModel::kFlow}}, "packet",
+           {{"packet", NetworkModel::kPacket},
+            {"flow", NetworkModel::kFlow},
+            {"analytic", NetworkModel::kAnalytic}},
+           "packet",
            "packet: every packet, switch queue, PFC and DCQCN; flow: max-min fair fluid flows on "
-           "the same paths, for scale (switches and congestion_control are then unused)")
+           "the same paths, for scale (switches and congestion_control are then unused); "
+           "analytic: a training job's collectives priced by formula, without contention")
       .section("topology", &NetworkConfig::topology, topology_schema(), "the wiring")
       .section("switches", &NetworkConfig::switches, switch_schema(), "every switch's behaviour")
       .section("transport", &NetworkConfig::transport, transport_schema(), "the endpoints' RDMA")

@@ -8,7 +8,7 @@
 #include <memory>
 #include <sstream>
 
-#include "models/collective/communicator.hpp"
+#include "models/training/training_job.hpp"
 #include "models/transport/link_events.hpp"
 #include "models/transport/packet_network.hpp"
 #include "sim/scenario/duplicate_keys.hpp"
@@ -34,8 +34,7 @@ const Schema<Scenario>& scenario_schema() {
     Schema<Scenario> s;
     s.section("simulation", &Scenario::simulation, simulation_schema(), "engine settings")
         .optional_section("job", &Scenario::job, job_schema(),
-                          "a data-parallel training job: on the `network` when there is one (its "
-                          "first ranks), else on the alpha-beta model")
+                          "a transformer training job on the `servers` of the `network`")
         .optional_section(
             "network", &Scenario::network, network_schema(),
             "the cluster network (topology, switches, transport), at packet or flow level")
@@ -76,19 +75,12 @@ void check_machines(const Scenario& s, std::int32_t endpoints,
                                        std::to_string(endpoints) + " endpoints of the fabric");
     }
   }
-  if (s.job && s.job->placement.empty() && s.job->ranks > endpoints) {
-    report.error("job.ranks", std::to_string(s.job->ranks) + " ranks, but the network has " +
-                                  std::to_string(endpoints) + " (the job's ranks are its first)");
-  }
-  if (s.job && !s.job->placement.empty()) {
-    const std::vector<std::int32_t>& placement = s.job->placement;
-    const bool all_exist = report_missing_ranks(placement, "job.placement", endpoints, report);
-    const std::int32_t gpus = s.servers ? server_node(*s.servers)->gpus : 1;
-    if (all_exist && endpoints % gpus == 0) {
-      try {
-        (void)communicator_layout(placement, endpoints, gpus);
-      } catch (const std::invalid_argument& e) {
-        report.error("job.placement", e.what());
+  if (s.job && s.servers) {
+    const NodePreset node = *server_node(*s.servers);
+    if (endpoints % node.gpus == 0) {
+      if (std::optional<std::string> problem =
+              training_plan_problem(*s.job, node.gpu, endpoints, node.gpus)) {
+        report.error("job", *problem);
       }
     }
   }
@@ -146,8 +138,15 @@ Checked check_what_runs(const Scenario& s, const YAML::Node& root,
   if ((s.servers || s.hosts) && !s.network) {
     report.error(s.servers ? "servers" : "hosts", "needs a `network` whose endpoints they sit at");
   }
-  if (s.job && !s.job->placement.empty() && !s.network) {
-    report.error("job.placement", "places ranks on a `network`'s GPUs: add one");
+  if (s.job && (!s.network || !s.servers)) {
+    report.error("job",
+                 "a training job runs on GPU servers on a network: add `servers` and a "
+                 "`network`");
+  }
+  if (s.traffic && s.network && s.network->model == NetworkModel::kAnalytic) {
+    report.error("network.model",
+                 "analytic prices a training job's collectives; traffic needs "
+                 "a flow or packet network");
   }
   Checked checked;
   if (!s.network) return checked;

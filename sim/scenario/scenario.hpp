@@ -13,8 +13,8 @@
 #include "models/fabric/topology.hpp"
 #include "models/node/server_config.hpp"
 #include "models/traffic/traffic_config.hpp"
+#include "models/training/training_job_config.hpp"
 #include "models/transport/network_config.hpp"
-#include "models/workload/data_parallel_job_config.hpp"
 #include "sim/core/time.hpp"
 #include "sim/scenario/diagnostics.hpp"
 #include "sim/scenario/override.hpp"
@@ -27,10 +27,10 @@ struct SimulationConfig {
   std::optional<Duration> until;
 };
 
-// What a run simulates: an analytical training job, or traffic on a network (more to come).
+// What a run simulates: a training job on the cluster, traffic on its network, or both.
 struct Scenario {
   SimulationConfig simulation;
-  std::optional<DataParallelJobConfig> job;
+  std::optional<TrainingJobConfig> job;
   std::optional<NetworkConfig> network;
   std::optional<ServersConfig> servers;
   std::optional<HostsConfig> hosts;

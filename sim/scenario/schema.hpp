@@ -310,17 +310,7 @@ class Schema {
         context.error(node, path, "expected a list of ranks, e.g. [9]");
         return;
       }
-      for (std::size_t i = 0; i < node.size(); ++i) {
-        const Parsed<std::int32_t> rank =
-            node[i].IsScalar() ? Codec<std::int32_t>::parse(node[i].Scalar())
-                               : Parsed<std::int32_t>{std::nullopt, "expected a whole number"};
-        if (!rank || *rank.value < 0) {
-          context.error(node[i], path + "[" + std::to_string(i) + "]",
-                        rank ? "a rank is 0 or more" : rank.error);
-          continue;
-        }
-        (out.*member).push_back(*rank.value);
-      }
+      decode_ranks(node, path, out.*member, context);
     };
     f.encode = [=](const Config& config, YAML::Emitter& emitter) {
       emitter << YAML::Key << name << YAML::Value << YAML::Flow << YAML::BeginSeq;
@@ -329,6 +319,62 @@ class Schema {
     };
     f.document = [=](const std::string& path, std::vector<KeyDoc>& out) {
       out.push_back(KeyDoc{path, "list of ranks", "empty", description});
+    };
+    fields_.push_back(std::move(f));
+    return *this;
+  }
+
+  // A key that is either one of a fixed set of words or a list of ranks, which then means
+  // `list_kind` (e.g. `placement: packed` or `placement: [0, 8, 1, 9]`).
+  template <class E>
+  Schema& words_or_ranks(std::string name, E Config::*kind,
+                         std::vector<std::int32_t> Config::*ranks,
+                         std::vector<std::pair<std::string, E>> words, E list_kind,
+                         std::string default_text, std::string description) {
+    Field f;
+    f.name = name;
+    f.decode = [=](const YAML::Node& node, const YAML::Node&, const std::string& path, Config& out,
+                   DecodeContext& context) {
+      (out.*ranks).clear();
+      const bool present = node.IsDefined() && !node.IsNull();
+      if (present && node.IsSequence()) {
+        out.*kind = list_kind;
+        decode_ranks(node, path, out.*ranks, context);
+        return;
+      }
+      if (present && !node.IsScalar()) {
+        context.error(node, path, "expected one of " + join(words_of(words)) + " or a list");
+        return;
+      }
+      const std::string word = present ? node.Scalar() : default_text;
+      for (const auto& [option, value] : words) {
+        if (option == word) {
+          out.*kind = value;
+          return;
+        }
+      }
+      std::string message =
+          "'" + word + "' is not one of " + join(words_of(words)) + ", nor a list of GPUs";
+      if (std::optional<std::string> near = nearest_word(word, words_of(words))) {
+        message += " (did you mean '" + *near + "'?)";
+      }
+      context.error(node, path, std::move(message));
+    };
+    f.encode = [=](const Config& config, YAML::Emitter& emitter) {
+      emitter << YAML::Key << name << YAML::Value;
+      if (config.*kind == list_kind) {
+        emitter << YAML::Flow << YAML::BeginSeq;
+        for (const std::int32_t rank : config.*ranks) emitter << rank;
+        emitter << YAML::EndSeq;
+        return;
+      }
+      for (const auto& [option, value] : words) {
+        if (value == config.*kind) emitter << option;
+      }
+    };
+    const std::string type = "one of " + join(words_of(words), ", ") + ", or a list";
+    f.document = [=](const std::string& path, std::vector<KeyDoc>& out) {
+      out.push_back(KeyDoc{path, type, default_text, description});
     };
     fields_.push_back(std::move(f));
     return *this;
@@ -407,6 +453,23 @@ class Schema {
   }
 
  private:
+  // The items of the sequence `node`, each a whole number from 0, appended to `out`; each bad one
+  // reported under its index.
+  static void decode_ranks(const YAML::Node& node, const std::string& path,
+                           std::vector<std::int32_t>& out, DecodeContext& context) {
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      const Parsed<std::int32_t> rank =
+          node[i].IsScalar() ? Codec<std::int32_t>::parse(node[i].Scalar())
+                             : Parsed<std::int32_t>{std::nullopt, "expected a whole number"};
+      if (!rank || *rank.value < 0) {
+        context.error(node[i], path + "[" + std::to_string(i) + "]",
+                      rank ? "a rank is 0 or more" : rank.error);
+        continue;
+      }
+      out.push_back(*rank.value);
+    }
+  }
+
   // A nested schema is held once and shared by the closures that use it: copied into each, every
   // level of nesting would triple the copies of everything below it.
   template <class Sub>

@@ -10,18 +10,7 @@ const Bytes k4MB(4'000'000);
 
 // Ring, p = 4, n = 4 MB: 2(p-1) alpha + 2 n (p-1)/p beta = 60 us + 6 MB x 8 / 100 Gb/s = 540 us.
 TEST_CASE("ring all-reduce matches the alpha-beta closed form") {
-  CHECK(all_reduce_time(AllReduceAlgorithm::kRing, 4, k4MB, kCost) == Duration::us(540));
-}
-
-// Recursive doubling, p = 8: lg p (alpha + n beta) = 3 x (10 + 320) us.
-TEST_CASE("recursive doubling sends the whole vector lg p times") {
-  CHECK(all_reduce_time(AllReduceAlgorithm::kRecursiveDoubling, 8, k4MB, kCost) ==
-        Duration::us(990));
-}
-
-// Rabenseifner, p = 8: 2 lg p alpha + 2 n (p-1)/p beta = 60 us + 7 MB x 8 / 100 Gb/s = 620 us.
-TEST_CASE("Rabenseifner all-reduce matches its closed form") {
-  CHECK(all_reduce_time(AllReduceAlgorithm::kRabenseifner, 8, k4MB, kCost) == Duration::us(620));
+  CHECK(ring_collective_time(CollectiveOp::kAllReduce, 4, k4MB, kCost) == Duration::us(540));
 }
 
 // Reduce-scatter and all-gather are each half of it: (p-1) alpha + n (p-1)/p beta = 270 us.
@@ -40,15 +29,9 @@ TEST_CASE(
 
 TEST_CASE("chunks round up to whole bytes and one rank needs no communication") {
   // 10 bytes over 4 ranks: chunks of 3 bytes = 24 bits = 240 ps at 100 Gb/s; 6 steps.
-  CHECK(all_reduce_time(AllReduceAlgorithm::kRing, 4, Bytes(10), kCost) ==
+  CHECK(ring_collective_time(CollectiveOp::kAllReduce, 4, Bytes(10), kCost) ==
         (Duration::us(10) + Duration::ps(240)) * 6);
-  CHECK(all_reduce_time(AllReduceAlgorithm::kRing, 1, k4MB, kCost) == Duration());
-}
-
-TEST_CASE("only the recursive algorithms need a power-of-two rank count") {
-  CHECK_FALSE(needs_power_of_two_ranks(AllReduceAlgorithm::kRing));
-  CHECK(needs_power_of_two_ranks(AllReduceAlgorithm::kRecursiveDoubling));
-  CHECK(needs_power_of_two_ranks(AllReduceAlgorithm::kRabenseifner));
+  CHECK(ring_collective_time(CollectiveOp::kAllReduce, 1, k4MB, kCost) == Duration());
 }
 
 }  // namespace

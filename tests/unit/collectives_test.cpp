@@ -86,7 +86,7 @@ TEST_CASE("a ring all-reduce on a non-blocking fabric takes the alpha-beta time 
                        BitRate::bps(100'000'000'000 * 1000 / 1126)};
   const Bytes size(8'000'000);
   const double expected =
-      static_cast<double>(all_reduce_time(AllReduceAlgorithm::kRing, 8, size, cost).ps());
+      static_cast<double>(ring_collective_time(CollectiveOp::kAllReduce, 8, size, cost).ps());
   for (const Backend backend : {Backend::kFlow, Backend::kPacket}) {
     CAPTURE(static_cast<int>(backend));
     Fabric fabric(star(8), backend);

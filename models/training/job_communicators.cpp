@@ -1,0 +1,202 @@
+#include "models/training/job_communicators.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "models/collective/channel_rings.hpp"
+#include "models/collective/nccl_protocol.hpp"
+#include "models/collective/point_to_point.hpp"
+#include "models/collective/priced_collective.hpp"
+#include "models/collective/ring_collective.hpp"
+#include "models/node/server_config.hpp"
+
+namespace lockstep {
+namespace {
+
+// The job's collectives have queue pairs of their own, as NCCL opens its own: their messages never
+// queue behind another traffic's on one queue pair.
+constexpr std::uint32_t kJobQueuePairs = 1U << 20;
+
+}  // namespace
+
+struct JobCommunicators::Group {
+  std::vector<std::int32_t> gpus;             // by member
+  std::vector<std::int32_t> member_of_local;  // the communicator network's order: node-major
+  std::vector<std::int32_t> local_of_member;
+  std::int32_t nodes = 1;
+  std::int32_t gpus_per_node = 1;  // members per node (1 when they differ from node to node)
+  std::unique_ptr<CommunicatorNetwork> network;
+  AlphaBeta cost;
+};
+
+JobCommunicators::JobCommunicators(Simulator& sim, Cluster& cluster, const ClusterSpec& spec,
+                                   NetworkModel level)
+    : sim_(sim),
+      cluster_(cluster),
+      spec_(spec),
+      level_(level),
+      host_staged_(static_cast<std::size_t>(cluster.ranks()), 0) {
+  for (const std::int32_t gpu : host_staged_nics(spec.hosts, cluster.ranks())) {
+    host_staged_[static_cast<std::size_t>(gpu)] = 1;
+  }
+}
+
+JobCommunicators::~JobCommunicators() = default;
+
+std::int32_t JobCommunicators::add_group(std::vector<std::int32_t> gpus) {
+  auto group = std::make_unique<Group>();
+  group->gpus = std::move(gpus);
+  const auto n = static_cast<std::int32_t>(group->gpus.size());
+  try {
+    const CommunicatorLayout layout =
+        communicator_layout(group->gpus, cluster_.ranks(), cluster_.gpus_per_node());
+    group->nodes = layout.nodes;
+    group->gpus_per_node = layout.gpus_per_node;
+    for (const std::int32_t gpu : layout.members) {
+      group->member_of_local.push_back(static_cast<std::int32_t>(
+          std::find(group->gpus.begin(), group->gpus.end(), gpu) - group->gpus.begin()));
+    }
+  } catch (const std::invalid_argument&) {
+    // Different member counts per node: one ring in the group's order, as if each had a node.
+    group->nodes = n;
+    group->gpus_per_node = 1;
+    for (std::int32_t m = 0; m < n; ++m) group->member_of_local.push_back(m);
+  }
+  group->local_of_member.resize(static_cast<std::size_t>(n));
+  for (std::int32_t local = 0; local < n; ++local) {
+    group->local_of_member[static_cast<std::size_t>(
+        group->member_of_local[static_cast<std::size_t>(local)])] = local;
+  }
+  group->cost = cost_between(*group, group->gpus);
+  groups_.push_back(std::move(group));
+  return static_cast<std::int32_t>(groups_.size() - 1);
+}
+
+std::int32_t JobCommunicators::group_size(std::int32_t group) const {
+  return static_cast<std::int32_t>(groups_[static_cast<std::size_t>(group)]->gpus.size());
+}
+
+std::int32_t JobCommunicators::participant(std::int32_t group, std::int32_t member) const {
+  return groups_[static_cast<std::size_t>(group)]
+      ->local_of_member[static_cast<std::size_t>(member)];
+}
+
+BitRate JobCommunicators::nic_rate(std::int32_t gpu) const {
+  const Topology& topology = cluster_.routing().topology();
+  BitRate rate = topology.cable(topology.ports(gpu)[0].cable).rate;
+  if (spec_.hosts.transport == FabricTransport::kSocket) {
+    rate = std::min(rate, kSocketThroughput);
+  }
+  if (host_staged_[static_cast<std::size_t>(gpu)] != 0) {
+    rate =
+        BitRate::bps(static_cast<std::int64_t>(static_cast<double>(rate.bps()) * kHostStagedShare));
+  }
+  return rate;
+}
+
+AlphaBeta JobCommunicators::cost_between(const Group& group,
+                                         const std::vector<std::int32_t>& gpus) const {
+  const ProtocolCost protocol = protocol_cost(NcclProtocol::kSimple, NcclAlgorithm::kRing);
+  const NodePreset& node = *cluster_.servers();
+  const BitRate nvlink = node.nvlink_bandwidth;
+  if (group.nodes == 1) {
+    return AlphaBeta{node.nvlink_hop_latency * 2 + protocol.nvlink_step, nvlink};
+  }
+  // Each channel's ring leaves every node once, through its own NIC (rail-aligned): a ring with g
+  // members per node moves its data over g NICs side by side, unless NVLink binds first.
+  BitRate slowest = nic_rate(gpus[0]);
+  for (const std::int32_t gpu : gpus) slowest = std::min(slowest, nic_rate(gpu));
+  const BitRate per_rank = std::min(BitRate::bps(slowest.bps() * group.gpus_per_node), nvlink);
+  // The longest path between two members on different nodes sets the ring's step latency.
+  Duration path;
+  const std::int32_t gpus_per_server = cluster_.gpus_per_node();
+  for (std::size_t i = 1; i < gpus.size(); ++i) {
+    if (gpus[i] / gpus_per_server == gpus[0] / gpus_per_server) continue;
+    Duration delay;
+    for (const Hop& hop : cluster_.routing().path(gpus[0], gpus[i], 0)) {
+      delay += cluster_.routing().topology().cable(hop.cable).delay;
+    }
+    path = std::max(path, delay);
+  }
+  return AlphaBeta{path + protocol.network_step, per_rank};
+}
+
+CommunicatorNetwork& JobCommunicators::network_of(Group& group) {
+  if (!group.network) {
+    std::vector<std::int32_t> members;
+    for (const std::int32_t m : group.member_of_local) {
+      members.push_back(group.gpus[static_cast<std::size_t>(m)]);
+    }
+    group.network = std::make_unique<CommunicatorNetwork>(cluster_.network(), std::move(members));
+  }
+  return *group.network;
+}
+
+bool JobCommunicators::priced(const Group& group) const {
+  return level_ == NetworkModel::kAnalytic || group.nodes == 1;
+}
+
+void JobCommunicators::finish_on(Collective& collective, const Group& group,
+                                 MemberFinished finished) const {
+  collective.when_rank_finished(
+      [&group, finished = std::move(finished)](std::int32_t local, Time at) {
+        finished(group.member_of_local[static_cast<std::size_t>(local)], at);
+      });
+}
+
+std::unique_ptr<Collective> JobCommunicators::collective(std::int32_t group_id, CollectiveOp op,
+                                                         Bytes size, MemberFinished finished) {
+  Group& group = *groups_[static_cast<std::size_t>(group_id)];
+  const auto n = static_cast<std::int32_t>(group.gpus.size());
+  std::unique_ptr<Collective> made;
+  if (priced(group)) {
+    std::vector<std::int32_t> everyone(static_cast<std::size_t>(n));
+    for (std::int32_t m = 0; m < n; ++m) everyone[static_cast<std::size_t>(m)] = m;
+    const Duration base = protocol_cost(NcclProtocol::kSimple, NcclAlgorithm::kRing).base_latency;
+    made = std::make_unique<PricedCollective>(sim_, n, std::move(everyone),
+                                              base + ring_collective_time(op, n, size, group.cost));
+  } else {
+    made = std::make_unique<RingCollective>(
+        sim_, network_of(group),
+        rail_aligned_rings(group.nodes, group.gpus_per_node, group.gpus_per_node), op, size,
+        ProtocolOverheads{NcclProtocol::kSimple, group.gpus_per_node}, kJobQueuePairs);
+  }
+  finish_on(*made, group, std::move(finished));
+  return made;
+}
+
+std::unique_ptr<Collective> JobCommunicators::send(std::int32_t group_id, std::int32_t sender,
+                                                   std::int32_t receiver, Bytes size,
+                                                   MemberFinished finished) {
+  Group& group = *groups_[static_cast<std::size_t>(group_id)];
+  const std::int32_t from = group.local_of_member[static_cast<std::size_t>(sender)];
+  const std::int32_t to = group.local_of_member[static_cast<std::size_t>(receiver)];
+  std::unique_ptr<Collective> made;
+  const std::int32_t gpu_from = group.gpus[static_cast<std::size_t>(sender)];
+  const std::int32_t gpu_to = group.gpus[static_cast<std::size_t>(receiver)];
+  const bool same_server = gpu_from / cluster_.gpus_per_node() == gpu_to / cluster_.gpus_per_node();
+  if (level_ == NetworkModel::kAnalytic || same_server) {
+    Group pair;
+    pair.nodes = same_server ? 1 : 2;
+    const AlphaBeta cost = cost_between(pair, {gpu_from, gpu_to});
+    const Duration base = protocol_cost(NcclProtocol::kSimple, NcclAlgorithm::kRing).base_latency;
+    made = std::make_unique<PricedCollective>(
+        sim_, static_cast<std::int32_t>(group.gpus.size()), std::vector<std::int32_t>{from, to},
+        base + ring_collective_time(CollectiveOp::kSendRecv, 2, size, cost));
+  } else {
+    if (!group.network) {
+      std::vector<std::int32_t> members;
+      for (const std::int32_t m : group.member_of_local) {
+        members.push_back(group.gpus[static_cast<std::size_t>(m)]);
+      }
+      group.network = std::make_unique<CommunicatorNetwork>(cluster_.network(), std::move(members));
+    }
+    made =
+        std::make_unique<PointToPoint>(sim_, *group.network, from, to, size,
+                                       ProtocolOverheads{NcclProtocol::kSimple, 1}, kJobQueuePairs);
+  }
+  finish_on(*made, group, std::move(finished));
+  return made;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,75 @@
+// The communicators of a training job on the cluster (its tensor-, context-, data- and
+// pipeline-parallel groups) and the collectives it runs on them. A collective either runs on the
+// cluster's network as NCCL's ring (ring_collective.hpp) or a send/receive pair
+// (point_to_point.hpp), so that it shares NICs and the fabric with everything else, or is priced by
+// the ring's alpha-beta formula (priced_collective.hpp): always on the analytic network level, and
+// on the others when every member sits on one server, where the non-blocking NVSwitch leaves
+// nothing to contend with. The formula's figures come from the machine: NVLink's rate and hop
+// latency inside a server; between servers the path's cable delays and the NIC's rate (halved for a
+// NIC reached through host memory, capped at the socket stack's throughput over sockets), times the
+// GPUs per node that the rail-aligned rings spread over as many NICs; NCCL's Simple-protocol
+// latencies on top (nccl_protocol.hpp), as the network collectives charge them.
+//
+// Members of a group are addressed by their index in the group; collectives report them that way.
+// Left out: NCCL's choice of tree, NVLS or LL protocols for the job's collectives (the ring with
+// Simple runs every size), and contention on NVLink between collectives of different groups that
+// share a server's GPUs.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "models/cluster/cluster.hpp"
+#include "models/collective/alpha_beta.hpp"
+#include "models/collective/collective.hpp"
+#include "models/collective/collective_op.hpp"
+#include "models/collective/communicator.hpp"
+#include "models/transport/network_config.hpp"
+
+namespace lockstep {
+
+class JobCommunicators {
+ public:
+  using MemberFinished = std::function<void(std::int32_t member, Time at)>;
+
+  JobCommunicators(Simulator& sim, Cluster& cluster, const ClusterSpec& spec, NetworkModel level);
+  ~JobCommunicators();
+  JobCommunicators(const JobCommunicators&) = delete;
+  JobCommunicators& operator=(const JobCommunicators&) = delete;
+
+  // A communicator over `gpus` (the cluster's ranks, in the group's order); returns its id.
+  std::int32_t add_group(std::vector<std::int32_t> gpus);
+  [[nodiscard]] std::int32_t group_size(std::int32_t group) const;
+
+  // `op` of `size` over every member of `group`; `finished` hears each member's end.
+  [[nodiscard]] std::unique_ptr<Collective> collective(std::int32_t group, CollectiveOp op,
+                                                       Bytes size, MemberFinished finished);
+  // `size` bytes from member `sender` to member `receiver` of `group`.
+  [[nodiscard]] std::unique_ptr<Collective> send(std::int32_t group, std::int32_t sender,
+                                                 std::int32_t receiver, Bytes size,
+                                                 MemberFinished finished);
+  // The collective's participant (as Collective numbers them) of a member, and back.
+  [[nodiscard]] std::int32_t participant(std::int32_t group, std::int32_t member) const;
+
+ private:
+  struct Group;
+
+  [[nodiscard]] AlphaBeta cost_between(const Group& group,
+                                       const std::vector<std::int32_t>& gpus) const;
+  [[nodiscard]] BitRate nic_rate(std::int32_t gpu) const;
+  [[nodiscard]] bool priced(const Group& group) const;
+  // The group's members on the cluster's network, in its node-major order; made on first use.
+  CommunicatorNetwork& network_of(Group& group);
+  void finish_on(Collective& collective, const Group& group, MemberFinished finished) const;
+
+  Simulator& sim_;
+  Cluster& cluster_;
+  ClusterSpec spec_;
+  NetworkModel level_;
+  std::vector<std::unique_ptr<Group>> groups_;
+  std::vector<char> host_staged_;  // by GPU
+};
+
+}  // namespace lockstep

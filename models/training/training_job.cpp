@@ -1,0 +1,1225 @@
+#include "models/training/training_job.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <deque>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "models/gpu/gpu.hpp"
+#include "models/training/job_communicators.hpp"
+#include "models/training/memory_footprint.hpp"
+#include "models/training/training_tables.hpp"
+#include "sim/core/quantity.hpp"
+
+namespace lockstep {
+namespace {
+
+// Operations a rank keeps queued on its compute stream ahead of the running one: enough that the
+// stream never idles between them, few enough that a rank's queue stays small at any scale.
+constexpr std::size_t kLookahead = 4;
+
+// Gradients are reduced in fp32 (Megatron's main_grad buffers for bf16 training) and parameters
+// gathered in the model's 16-bit type.
+constexpr std::int64_t kGradientBytes = 4;
+constexpr std::int64_t kParameterBytes = 2;
+// A checkpoint holds 16-bit weights, fp32 master weights and Adam's two moments.
+constexpr std::int64_t kCheckpointBytesPerParameter = 14;
+
+struct Instruction {
+  enum class Kind : std::uint8_t {
+    kKernel,
+    kTensor,          // a tensor- or context-parallel collective of a layer
+    kReceive,         // from the neighbouring pipeline stage
+    kSend,            // to it
+    kGradientsReady,  // `parameters` more gradients are final
+    kFlushBucket,     // the chunk's gradients are all final
+    kOptimizer,       // wait for the gradients, then the optimizer step
+    kStepEnd,         // wait for the parameters; the rank's step is over
+  };
+  Kind kind = Kind::kKernel;
+  bool forward = true;  // receive/send: activations (true) or gradients
+  std::int32_t micro_batch = -1;
+  std::int32_t chunk = 0;
+  std::int32_t layer = -1;
+  std::int32_t peer = 0;  // receive/send: the other side's virtual stage
+  std::int64_t parameters = 0;
+  const LayerOp* op = nullptr;
+};
+
+struct CollectiveKey {
+  std::uint64_t group_and_kind = 0;
+  std::uint64_t sequence = 0;
+  bool operator==(const CollectiveKey&) const = default;
+};
+
+struct CollectiveKeyHash {
+  std::size_t operator()(const CollectiveKey& key) const {
+    return std::hash<std::uint64_t>()(key.group_and_kind * 0x9E3779B97F4A7C15ULL ^ key.sequence);
+  }
+};
+
+enum class Communicator : std::uint8_t { kTensor, kContext, kPipeline, kData };
+
+const char* communicator_name(Communicator c) {
+  switch (c) {
+    case Communicator::kTensor:
+      return "tp";
+    case Communicator::kContext:
+      return "cp";
+    case Communicator::kPipeline:
+      return "pp";
+    case Communicator::kData:
+      return "dp";
+  }
+  return "";
+}
+
+}  // namespace
+
+class TrainingJob::Impl {
+ public:
+  Impl(Simulator& sim, const TrainingJobConfig& config, Cluster& cluster, const ClusterSpec& spec,
+       NetworkModel level, RecordBackend& output);
+
+  void start();
+  void flush();
+  [[nodiscard]] TrainingJobSummary summary() const;
+  [[nodiscard]] std::string report() const;
+
+  std::function<void()> on_done;
+  std::int64_t steps_completed = 0;
+  std::int64_t steps = 0;
+
+ private:
+  // What one rank has spent its step on so far.
+  struct StepTimes {
+    Duration compute, tp, cp, pp, dp, bubble, data_wait, checkpoint, wait_for_others;
+    double counted_flops = 0.0;  // by its kernels, as Megatron's formula counts them
+  };
+  // An operation enqueued on a stream and not yet finished.
+  struct Queued {
+    GpuOpId id = 0;
+    Instruction instruction;
+    Communicator communicator = Communicator::kTensor;
+    CollectiveKey key;
+    Bytes bytes;
+    Stream stream = Stream::kCompute;
+    Time joined;
+    // Known once the last member has joined: the part spent waiting for the others.
+    Duration waited;
+  };
+
+  class Rank final : public GpuOpListener {
+   public:
+    Rank(Impl& job, std::int32_t id) : job_(job), id_(id) {}
+    void on_gpu_op_started(GpuOpId id, Time at) override { job_.op_started(id_, id, at); }
+    void on_gpu_op_finished(GpuOpId id, Time started, Time finished) override {
+      job_.op_finished(id_, id, started, finished);
+    }
+
+   private:
+    Impl& job_;
+    std::int32_t id_;
+  };
+
+  struct RankState {
+    std::unique_ptr<Gpu> gpu;
+    std::unique_ptr<Rank> listener;
+    std::int32_t gpu_index = 0;
+    std::int32_t stage = 0;
+    std::int32_t replica = 0;
+    std::int32_t tensor_group = 0, tensor_member = 0;
+    std::int32_t context_group = 0, context_member = 0;
+    std::int32_t pipeline_group = 0;
+    std::int32_t data_group = 0, data_member = 0;  // data and context parallel together
+    std::size_t action = 0;
+    std::vector<Instruction> program;  // the current action's, or the step's tail
+    std::size_t next = 0;
+    bool tail_built = false;
+    std::deque<Queued> compute;
+    std::deque<Queued> communication;
+    std::uint64_t tensor_sequence = 0, context_sequence = 0, data_sequence = 0;
+    std::int64_t bucket_fill = 0;
+    std::vector<std::int64_t> buckets;   // launched this step, in order (their parameters)
+    std::vector<std::int64_t> deferred;  // overlap off: launched after backward
+    std::int64_t step = 0;
+    Time step_start;
+    Time last_compute_end;
+    StepTimes times;
+    bool recording = false;
+  };
+
+  struct StepTotals {
+    Time end;
+    std::int32_t ranks_done = 0;
+    std::int64_t slowest_rank = 0;
+    Duration most_busy = Duration::ps(-1);
+    double counted_flops = 0.0;
+  };
+
+  struct Rendezvous {
+    std::unique_ptr<Collective> collective;
+    std::int32_t joined = 0;
+    std::int32_t members = 0;
+  };
+
+  struct ReplicaData {
+    std::int64_t requested = -1;  // the last step whose batch was asked for
+    std::optional<Time> ready;    // of that batch, once in
+    std::vector<std::int32_t> waiting;
+  };
+
+  // Set-up.
+  void check_memory();
+  void build_groups();
+  [[nodiscard]] std::int32_t member_rank(std::int32_t group, std::int32_t member) const {
+    return group_ranks_[static_cast<std::size_t>(group)][static_cast<std::size_t>(member)];
+  }
+  [[nodiscard]] std::int32_t virtual_stage(std::int32_t stage, std::int32_t chunk) const {
+    return chunk * pipeline_ + stage;
+  }
+
+  // The program.
+  void build_action(RankState& r);
+  void build_tail(RankState& r);
+  void append_ops(RankState& r, const std::vector<LayerOp>& ops, std::int32_t micro_batch,
+                  std::int32_t chunk, std::int32_t layer);
+
+  // Running it.
+  void begin_step(std::int32_t rank);
+  void begin_actions(std::int32_t rank);
+  void feed(std::int32_t rank);
+  void enqueue(std::int32_t rank, const Instruction& instruction);
+  void launch_bucket(std::int32_t rank, std::int64_t parameters, CollectiveOp op,
+                     std::int64_t bytes_per_parameter);
+  // The collective `key` names, made by `make` for its first member; `closed` turns true for the
+  // member that joins it last.
+  template <class Make>
+  Collective& join_point(CollectiveKey key, const Make& make, bool& closed);
+  // Every member joined at `at`: those that joined before waited for the others.
+  void record_waits(std::int32_t group, Stream stream, Time at);
+  void op_started(std::int32_t rank, GpuOpId id, Time at);
+  void op_finished(std::int32_t rank, GpuOpId id, Time started, Time finished);
+  void collective_done(std::int32_t rank, Stream stream);
+  [[nodiscard]] std::int64_t optimizer_shard(const RankState& r) const;
+  void record_op(const RankState& r, std::int32_t rank, const Queued& q, Time start, Time end);
+  void step_over(std::int32_t rank);
+  void checkpoint(std::int32_t rank);
+  void copied_to_host(std::int32_t rank);
+  void report_done() {
+    if (on_done) on_done();
+  }
+  void finish_step(std::int32_t rank, Duration checkpoint_stall);
+  void sweep_settled();
+  [[nodiscard]] Bytes checkpoint_bytes(std::int32_t rank) const;
+
+  Simulator& sim_;
+  TrainingJobConfig config_;
+  TransformerSpec model_;
+  Cluster& cluster_;
+  RankLayout layout_;
+  std::int32_t world_;
+  std::int32_t pipeline_;
+  std::int32_t chunks_;
+  std::int32_t micro_batches_;
+  std::int32_t layers_per_chunk_;
+  GpuSpec gpu_spec_;
+  KernelModel kernels_;
+  LayerProgram program_;
+  std::int64_t bucket_capacity_ = 0;
+  Bytes activation_bytes_;  // what a stage hands the next per micro-batch, per rank
+  std::vector<std::vector<PipelineAction>> actions_;  // by stage
+  std::vector<std::int32_t> gpu_of_rank_;
+  std::vector<std::int64_t> rank_parameters_;  // by stage
+  JobCommunicators communicators_;
+  std::vector<std::vector<std::int32_t>> group_ranks_;  // by communicator id: job rank of a member
+  std::vector<RankState> ranks_;
+  std::unordered_map<CollectiveKey, Rendezvous, CollectiveKeyHash> open_;
+  std::vector<std::unique_ptr<Collective>> closed_;  // every member joined; kept until settled
+  std::size_t closed_at_last_sweep_ = 0;
+  std::unordered_map<std::int64_t, StepTotals> step_totals_;
+  std::int32_t ranks_finished_ = 0;
+  bool out_of_memory_ = false;
+  std::vector<MemoryFootprint> footprints_;  // by rank
+  // Storage, data and checkpoints.
+  std::unique_ptr<SharedStorage> storage_;
+  std::unique_ptr<DataLoader> loader_;
+  std::vector<ReplicaData> replicas_;
+  std::int32_t at_checkpoint_ = 0;
+  std::vector<Time> checkpoint_arrival_;        // by rank
+  std::vector<std::int32_t> node_copies_left_;  // async: ranks of the node still copying
+  std::vector<char> node_writing_;
+  std::vector<std::vector<std::int32_t>> waiting_for_write_;  // by node
+  double model_flops_ = 0.0;                                  // per step, without recomputation
+  FlopRate peak_;
+  Duration summed_steps_;
+  Time previous_step_end_;
+  TrainingStepRow last_step_{};
+  Table<TrainingOpRow> ops_;
+  Table<TrainingRankStepRow> rank_steps_;
+  Table<TrainingStepRow> steps_table_;
+  Table<TrainingMemoryRow> memory_;
+  TrainingRankStepRow slowest_row_{};
+};
+
+namespace {
+
+GpuSpec gpu_of(const Cluster& cluster) {
+  if (!cluster.servers()) {
+    throw std::invalid_argument("a training job runs on GPU servers: the scenario needs `servers`");
+  }
+  std::optional<GpuSpec> spec = gpu_spec(cluster.servers()->gpu);
+  if (!spec) throw std::invalid_argument("unknown GPU " + cluster.servers()->gpu);
+  return *spec;
+}
+
+std::int32_t checked_world(const ParallelDims& dims) {
+  const std::int64_t world =
+      std::int64_t{dims.tensor} * dims.context * dims.expert * dims.data * dims.pipeline;
+  if (world > (std::int64_t{1} << 24)) {
+    throw std::invalid_argument("the plan needs " + std::to_string(world) + " GPUs");
+  }
+  return static_cast<std::int32_t>(world);
+}
+
+struct PlanShape {
+  std::int32_t micro_batches = 0;     // per replica and step
+  std::int32_t layers_per_chunk = 0;  // per model chunk of a stage
+};
+
+PlanShape plan_shape(const TrainingJobConfig& config, const TransformerSpec& model) {
+  const std::int64_t replicas = std::int64_t{config.parallelism.data} * config.micro_batch;
+  if (config.global_batch % replicas != 0) {
+    throw std::invalid_argument("the global batch " + std::to_string(config.global_batch) +
+                                " is not a multiple of data-parallel size x micro-batch (" +
+                                std::to_string(replicas) + ")");
+  }
+  const std::int64_t micro_batches = config.global_batch / replicas;
+  if (micro_batches > (std::int64_t{1} << 24)) {
+    throw std::invalid_argument(std::to_string(micro_batches) + " micro-batches per step");
+  }
+  const std::int64_t chunks =
+      config.schedule == PipelineSchedule::kInterleaved ? config.parallelism.virtual_stages : 1;
+  const std::int64_t virtual_stages = std::int64_t{config.parallelism.pipeline} * chunks;
+  if (model.layers % virtual_stages != 0) {
+    throw std::invalid_argument(std::to_string(model.layers) + " layers do not split evenly over " +
+                                std::to_string(virtual_stages) + " pipeline stages");
+  }
+  return PlanShape{static_cast<std::int32_t>(micro_batches),
+                   static_cast<std::int32_t>(model.layers / virtual_stages)};
+}
+
+LayerShard shard_of(const TrainingJobConfig& config) {
+  LayerShard shard;
+  shard.micro_batch = config.micro_batch;
+  shard.tensor_parallel = config.parallelism.tensor;
+  shard.context_parallel = config.parallelism.context;
+  shard.sequence_parallel = config.parallelism.sequence_parallel;
+  return shard;
+}
+
+}  // namespace
+
+std::optional<std::string> training_plan_problem(const TrainingJobConfig& config,
+                                                 const std::string& gpu, std::int32_t gpus,
+                                                 std::int32_t gpus_per_node) {
+  try {
+    const TransformerSpec model = transformer_of(config.model);
+    const std::optional<GpuSpec> spec = gpu_spec(gpu);
+    if (!spec) return "unknown GPU " + gpu;
+    if (spec->tensor_rate(model.type) == nullptr) {
+      return spec->name + " tensor cores do not take " + std::string(data_type_name(model.type));
+    }
+    const PlanShape shape = plan_shape(config, model);
+    const RankLayout layout(config.parallelism.dims(), config.parallelism.order);
+    const std::int32_t chunks =
+        config.schedule == PipelineSchedule::kInterleaved ? config.parallelism.virtual_stages : 1;
+    (void)stage_actions(config.schedule, config.parallelism.pipeline, 0, shape.micro_batches,
+                        chunks);
+    (void)place_ranks(config.placement, layout.world_size(), gpus_per_node, gpus,
+                      config.placement_gpus);
+    const KernelModel kernels(*spec);
+    (void)LayerProgram(model, shard_of(config), config.recompute, kernels);
+  } catch (const std::invalid_argument& e) {
+    return std::string(e.what());
+  }
+  return std::nullopt;
+}
+
+TrainingJob::Impl::Impl(Simulator& sim, const TrainingJobConfig& config, Cluster& cluster,
+                        const ClusterSpec& spec, NetworkModel level, RecordBackend& output)
+    : steps(config.steps),
+      sim_(sim),
+      config_(config),
+      model_(transformer_of(config.model)),
+      cluster_(cluster),
+      layout_(config.parallelism.dims(), config.parallelism.order),
+      world_(checked_world(config.parallelism.dims())),
+      pipeline_(config.parallelism.pipeline),
+      chunks_(config.schedule == PipelineSchedule::kInterleaved ? config.parallelism.virtual_stages
+                                                                : 1),
+      micro_batches_(0),
+      layers_per_chunk_(0),
+      gpu_spec_(gpu_of(cluster)),
+      kernels_(gpu_spec_),
+      program_(model_, shard_of(config), config.recompute, kernels_),
+      communicators_(sim, cluster, spec, level),
+      ops_(output, training_op_layout()),
+      rank_steps_(output, training_rank_step_layout()),
+      steps_table_(output, training_step_layout()),
+      memory_(output, training_memory_layout()) {
+  const PlanShape shape = plan_shape(config, model_);
+  micro_batches_ = shape.micro_batches;
+  layers_per_chunk_ = shape.layers_per_chunk;
+  for (std::int32_t s = 0; s < pipeline_; ++s) {
+    actions_.push_back(stage_actions(config.schedule, pipeline_, s, micro_batches_, chunks_));
+  }
+  gpu_of_rank_ = place_ranks(config.placement, world_, cluster.gpus_per_node(), cluster.ranks(),
+                             config.placement_gpus);
+  const std::int32_t tp = config.parallelism.tensor;
+  for (std::int32_t s = 0; s < pipeline_; ++s) {
+    std::int64_t parameters = layer_parameters(model_, tp) * layers_per_chunk_ * chunks_;
+    if (s == 0) parameters += embedding_parameters(model_, tp);
+    if (s == pipeline_ - 1) parameters += output_layer_parameters(model_, tp);
+    rank_parameters_.push_back(parameters);
+  }
+  const std::int64_t data_and_context =
+      std::int64_t{config.parallelism.data} * config.parallelism.context;
+  bucket_capacity_ = config.bucket_parameters.value_or(
+      std::max<std::int64_t>(40'000'000, 1'000'000 * data_and_context));
+  const TensorRate* rate = gpu_spec_.tensor_rate(model_.type);
+  if (rate == nullptr) {
+    throw std::invalid_argument(gpu_spec_.name + " tensor cores do not take " +
+                                std::string(data_type_name(model_.type)));
+  }
+  peak_ = rate->dense_peak;
+  // b s h 16-bit values, the s/cp tokens of the rank's context slice, and with sequence
+  // parallelism only its 1/t of them (Megatron sends each TP rank's own slice).
+  activation_bytes_ =
+      Bytes(config.micro_batch * (model_.sequence / config.parallelism.context) * model_.hidden *
+            kParameterBytes / (config.parallelism.sequence_parallel ? tp : 1));
+  // In floating point: a large model's step passes the 64-bit FLOP count.
+  model_flops_ = static_cast<double>(model_sample_flops(model_).count()) *
+                 static_cast<double>(config.global_batch);
+  ranks_.resize(static_cast<std::size_t>(world_));
+  for (std::int32_t r = 0; r < world_; ++r) {
+    RankState& state = ranks_[static_cast<std::size_t>(r)];
+    state.gpu_index = gpu_of_rank_[static_cast<std::size_t>(r)];
+    state.stage = layout_.coordinate(r, ParallelDim::kPipeline);
+    state.replica = layout_.coordinate(r, ParallelDim::kData);
+    state.gpu = std::make_unique<Gpu>(sim, gpu_spec_);
+    state.listener = std::make_unique<Rank>(*this, r);
+    const std::vector<std::int32_t>& recorded = config.record_ops.ranks;
+    state.recording =
+        recorded.empty() || std::find(recorded.begin(), recorded.end(), r) != recorded.end();
+  }
+  for (const SlowGpu& slow : config.slow_gpus) {
+    ranks_[static_cast<std::size_t>(slow.rank)].gpu->set_clock(
+        ClockFactor::ppm(std::llround(slow.clock * ClockFactor::kFull)));
+  }
+  build_groups();
+  check_memory();
+  if (config.storage) {
+    const std::int32_t nodes = cluster.ranks() / cluster.gpus_per_node();
+    storage_ = std::make_unique<SharedStorage>(sim, *config.storage, nodes);
+    node_copies_left_.assign(static_cast<std::size_t>(nodes), 0);
+    node_writing_.assign(static_cast<std::size_t>(nodes), 0);
+    waiting_for_write_.resize(static_cast<std::size_t>(nodes));
+    if (config.data) {
+      std::vector<std::int32_t> readers(static_cast<std::size_t>(config.parallelism.data));
+      for (std::int32_t r = world_ - 1; r >= 0; --r) {
+        const RankState& state = ranks_[static_cast<std::size_t>(r)];
+        if (state.stage == 0) {
+          readers[static_cast<std::size_t>(state.replica)] =
+              state.gpu_index / cluster.gpus_per_node();
+        }
+      }
+      loader_ =
+          std::make_unique<DataLoader>(sim, *storage_, *config.data, std::move(readers),
+                                       config.global_batch / config.parallelism.data, config.steps);
+      replicas_.resize(static_cast<std::size_t>(config.parallelism.data));
+    }
+  }
+  checkpoint_arrival_.resize(static_cast<std::size_t>(world_));
+}
+
+void TrainingJob::Impl::build_groups() {
+  auto add = [this](const std::vector<std::int32_t>& ranks) {
+    std::vector<std::int32_t> gpus;
+    for (const std::int32_t r : ranks) gpus.push_back(gpu_of_rank_[static_cast<std::size_t>(r)]);
+    group_ranks_.push_back(ranks);
+    return communicators_.add_group(std::move(gpus));
+  };
+  for (const std::vector<std::int32_t>& group : layout_.groups(ParallelDim::kTensor)) {
+    const std::int32_t id = add(group);
+    for (std::size_t m = 0; m < group.size(); ++m) {
+      RankState& r = ranks_[static_cast<std::size_t>(group[m])];
+      r.tensor_group = id;
+      r.tensor_member = static_cast<std::int32_t>(m);
+    }
+  }
+  for (const std::vector<std::int32_t>& group : layout_.groups(ParallelDim::kContext)) {
+    const std::int32_t id = add(group);
+    for (std::size_t m = 0; m < group.size(); ++m) {
+      RankState& r = ranks_[static_cast<std::size_t>(group[m])];
+      r.context_group = id;
+      r.context_member = static_cast<std::int32_t>(m);
+    }
+  }
+  for (const std::vector<std::int32_t>& group : layout_.groups(ParallelDim::kPipeline)) {
+    const std::int32_t id = add(group);
+    for (const std::int32_t rank : group)
+      ranks_[static_cast<std::size_t>(rank)].pipeline_group = id;
+  }
+  // Gradients are reduced over data and context parallel ranks together (Megatron's
+  // data-parallel group "with context parallel"): the ranks that hold the same parameters.
+  std::unordered_map<std::int64_t, std::vector<std::int32_t>> same_parameters;
+  std::vector<std::int64_t> order;
+  for (std::int32_t r = 0; r < world_; ++r) {
+    const std::int64_t key = std::int64_t{layout_.coordinate(r, ParallelDim::kTensor)} * pipeline_ +
+                             layout_.coordinate(r, ParallelDim::kPipeline);
+    auto [it, added] = same_parameters.try_emplace(key);
+    if (added) order.push_back(key);
+    it->second.push_back(r);
+  }
+  for (const std::int64_t key : order) {
+    const std::vector<std::int32_t>& group = same_parameters[key];
+    const std::int32_t id = add(group);
+    for (std::size_t m = 0; m < group.size(); ++m) {
+      RankState& r = ranks_[static_cast<std::size_t>(group[m])];
+      r.data_group = id;
+      r.data_member = static_cast<std::int32_t>(m);
+    }
+  }
+}
+
+void TrainingJob::Impl::check_memory() {
+  for (std::int32_t r = 0; r < world_; ++r) {
+    const RankState& state = ranks_[static_cast<std::size_t>(r)];
+    FootprintPlan plan;
+    plan.tensor_parallel = config_.parallelism.tensor;
+    plan.pipeline_parallel = pipeline_;
+    plan.data_parallel = config_.parallelism.data;
+    plan.context_parallel = config_.parallelism.context;
+    plan.virtual_stages = chunks_;
+    plan.sequence_parallel = config_.parallelism.sequence_parallel;
+    plan.distributed_optimizer = config_.distributed_optimizer;
+    plan.recompute = config_.recompute;
+    plan.micro_batch = config_.micro_batch;
+    plan.in_flight_micro_batches =
+        peak_in_flight(config_.schedule, pipeline_, state.stage, micro_batches_, chunks_);
+    plan.workspace = config_.workspace;
+    const MemoryFootprint footprint = rank_footprint(model_, plan, state.stage);
+    const bool fits = footprint.total() <= gpu_spec_.hbm_capacity;
+    out_of_memory_ = out_of_memory_ || !fits;
+    footprints_.push_back(footprint);
+    memory_.append(TrainingMemoryRow{r, state.stage, footprint.weights.count(),
+                                     footprint.gradients.count(), footprint.optimizer_state.count(),
+                                     footprint.activations.count(), footprint.workspace.count(),
+                                     footprint.total().count(), gpu_spec_.hbm_capacity.count(),
+                                     fits ? 1 : 0});
+  }
+}
+
+void TrainingJob::Impl::start() {
+  if (out_of_memory_) {
+    sim_.schedule<&Impl::report_done>(sim_.now(), this);
+    return;
+  }
+  if (loader_) loader_->start();
+  for (std::int32_t r = 0; r < world_; ++r) begin_step(r);
+}
+
+void TrainingJob::Impl::append_ops(RankState& r, const std::vector<LayerOp>& ops,
+                                   std::int32_t micro_batch, std::int32_t chunk,
+                                   std::int32_t layer) {
+  for (const LayerOp& op : ops) {
+    Instruction i;
+    i.kind =
+        op.kind == LayerOp::Kind::kKernel ? Instruction::Kind::kKernel : Instruction::Kind::kTensor;
+    i.micro_batch = micro_batch;
+    i.chunk = chunk;
+    i.layer = layer;
+    i.op = &op;
+    r.program.push_back(i);
+  }
+}
+
+void TrainingJob::Impl::build_action(RankState& r) {
+  const PipelineAction& action = actions_[static_cast<std::size_t>(r.stage)][r.action];
+  r.program.clear();
+  r.next = 0;
+  const std::int32_t vs = virtual_stage(r.stage, action.chunk);
+  const std::int32_t last = pipeline_ * chunks_ - 1;
+  const std::int32_t first_layer = vs * layers_per_chunk_;
+  const std::int32_t mb = action.micro_batch;
+  auto transfer = [&](Instruction::Kind kind, bool forward, std::int32_t peer_vs) {
+    Instruction i;
+    i.kind = kind;
+    i.forward = forward;
+    i.micro_batch = mb;
+    i.chunk = action.chunk;
+    i.peer = peer_vs;
+    r.program.push_back(i);
+  };
+  auto gradients = [&](std::int64_t parameters) {
+    if (mb != micro_batches_ - 1) return;
+    Instruction i;
+    i.kind = Instruction::Kind::kGradientsReady;
+    i.parameters = parameters;
+    r.program.push_back(i);
+  };
+  const std::int32_t tp = config_.parallelism.tensor;
+  if (action.kind == PipelineAction::Kind::kForward) {
+    if (vs > 0) transfer(Instruction::Kind::kReceive, true, vs - 1);
+    if (vs == 0) append_ops(r, program_.embedding_forward(), mb, action.chunk, -1);
+    for (std::int32_t l = 0; l < layers_per_chunk_; ++l) {
+      append_ops(r, program_.layer_forward(), mb, action.chunk, first_layer + l);
+    }
+    if (vs == last) append_ops(r, program_.head_forward(), mb, action.chunk, -1);
+    if (vs < last) transfer(Instruction::Kind::kSend, true, vs + 1);
+    return;
+  }
+  if (vs < last) transfer(Instruction::Kind::kReceive, false, vs + 1);
+  if (vs == last) {
+    append_ops(r, program_.head_backward(), mb, action.chunk, -1);
+    gradients(output_layer_parameters(model_, tp));
+  }
+  for (std::int32_t l = layers_per_chunk_ - 1; l >= 0; --l) {
+    append_ops(r, program_.layer_backward(), mb, action.chunk, first_layer + l);
+    gradients(layer_parameters(model_, tp));
+  }
+  if (vs == 0) {
+    append_ops(r, program_.embedding_backward(), mb, action.chunk, -1);
+    gradients(embedding_parameters(model_, tp));
+  }
+  if (mb == micro_batches_ - 1) {
+    Instruction flush;
+    flush.kind = Instruction::Kind::kFlushBucket;
+    r.program.push_back(flush);
+  }
+  if (vs > 0) transfer(Instruction::Kind::kSend, false, vs - 1);
+}
+
+void TrainingJob::Impl::build_tail(RankState& r) {
+  r.program.clear();
+  r.next = 0;
+  Instruction optimizer;
+  optimizer.kind = Instruction::Kind::kOptimizer;
+  r.program.push_back(optimizer);
+  Instruction end;
+  end.kind = Instruction::Kind::kStepEnd;
+  r.program.push_back(end);
+}
+
+void TrainingJob::Impl::begin_step(std::int32_t rank) {
+  RankState& r = ranks_[static_cast<std::size_t>(rank)];
+  r.step_start = sim_.now();
+  r.last_compute_end = sim_.now();
+  r.times = StepTimes{};
+  const bool needs_batch = r.stage == 0 || r.stage == pipeline_ - 1;
+  if (!loader_ || !needs_batch) {
+    begin_actions(rank);
+    return;
+  }
+  ReplicaData& data = replicas_[static_cast<std::size_t>(r.replica)];
+  if (data.requested == r.step) {
+    if (data.ready) {
+      begin_actions(rank);
+    } else {
+      data.waiting.push_back(rank);
+    }
+    return;
+  }
+  data.requested = r.step;
+  data.ready.reset();
+  data.waiting.push_back(rank);
+  loader_->want(r.replica, r.step, [this, replica = r.replica](Time ready) {
+    ReplicaData& d = replicas_[static_cast<std::size_t>(replica)];
+    d.ready = ready;
+    std::vector<std::int32_t> waiting = std::move(d.waiting);
+    d.waiting.clear();
+    for (const std::int32_t w : waiting) begin_actions(w);
+  });
+}
+
+void TrainingJob::Impl::begin_actions(std::int32_t rank) {
+  RankState& r = ranks_[static_cast<std::size_t>(rank)];
+  r.times.data_wait = sim_.now() - r.step_start;
+  r.last_compute_end = sim_.now();
+  r.action = 0;
+  r.tail_built = false;
+  r.bucket_fill = 0;
+  r.buckets.clear();
+  r.deferred.clear();
+  build_action(r);
+  feed(rank);
+}
+
+void TrainingJob::Impl::feed(std::int32_t rank) {
+  RankState& r = ranks_[static_cast<std::size_t>(rank)];
+  while (r.compute.size() < kLookahead) {
+    if (r.next == r.program.size()) {
+      if (r.tail_built) return;
+      if (++r.action < actions_[static_cast<std::size_t>(r.stage)].size()) {
+        build_action(r);
+      } else {
+        build_tail(r);
+        r.tail_built = true;
+      }
+      continue;
+    }
+    const Instruction instruction = r.program[r.next++];
+    enqueue(rank, instruction);
+  }
+}
+
+template <class Make>
+Collective& TrainingJob::Impl::join_point(CollectiveKey key, const Make& make, bool& closed) {
+  auto [it, added] = open_.try_emplace(key);
+  Rendezvous& point = it->second;
+  if (added) {
+    point.collective = make();
+    point.members = static_cast<std::int32_t>(point.collective->participants().size());
+  }
+  Collective& collective = *point.collective;
+  closed = ++point.joined == point.members;
+  if (closed) {
+    // Swept before the closing member arrives, so that this one is not taken for settled.
+    if (closed_.size() >= 2 * closed_at_last_sweep_ + 1024) sweep_settled();
+    closed_.push_back(std::move(point.collective));
+    open_.erase(it);
+  }
+  return collective;
+}
+
+void TrainingJob::Impl::sweep_settled() {
+  std::erase_if(closed_, [](const std::unique_ptr<Collective>& c) { return c->settled(); });
+  closed_at_last_sweep_ = closed_.size();
+}
+
+void TrainingJob::Impl::launch_bucket(std::int32_t rank, std::int64_t parameters, CollectiveOp op,
+                                      std::int64_t bytes_per_parameter) {
+  RankState& r = ranks_[static_cast<std::size_t>(rank)];
+  Queued q;
+  q.instruction.kind = Instruction::Kind::kGradientsReady;
+  q.instruction.parameters = parameters;
+  q.communicator = Communicator::kData;
+  q.key = CollectiveKey{(static_cast<std::uint64_t>(r.data_group) << 2) | 3, r.data_sequence++};
+  q.bytes = Bytes(parameters * bytes_per_parameter);
+  q.stream = Stream::kCommunication;
+  // Tagged by the op: all-gathers of parameters come after the optimizer.
+  q.instruction.forward = op == CollectiveOp::kAllGather;
+  r.gpu->wait_event(Stream::kCommunication, r.gpu->record_event(Stream::kCompute));
+  q.id = r.gpu->enqueue_external(Stream::kCommunication, *r.listener);
+  r.communication.push_back(q);
+  if (op != CollectiveOp::kAllGather) r.buckets.push_back(parameters);
+}
+
+void TrainingJob::Impl::enqueue(std::int32_t rank, const Instruction& instruction) {
+  RankState& r = ranks_[static_cast<std::size_t>(rank)];
+  Gpu& gpu = *r.gpu;
+  const CollectiveOp gradient_op =
+      config_.distributed_optimizer ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
+  Queued q;
+  q.instruction = instruction;
+  switch (instruction.kind) {
+    case Instruction::Kind::kKernel:
+      q.id = gpu.launch_kernel(Stream::kCompute, instruction.op->cost, r.listener.get());
+      break;
+    case Instruction::Kind::kTensor: {
+      const bool tensor = instruction.op->group == CommGroup::kTensor;
+      q.communicator = tensor ? Communicator::kTensor : Communicator::kContext;
+      const std::int32_t group = tensor ? r.tensor_group : r.context_group;
+      q.key = CollectiveKey{(static_cast<std::uint64_t>(group) << 2) | (tensor ? 0U : 1U),
+                            tensor ? r.tensor_sequence++ : r.context_sequence++};
+      q.bytes = instruction.op->size;
+      q.id = gpu.enqueue_external(Stream::kCompute, *r.listener);
+      break;
+    }
+    case Instruction::Kind::kReceive:
+    case Instruction::Kind::kSend: {
+      // Keyed by the step, the micro-batch, the receiving virtual stage and the direction: both
+      // sides name the same transfer (the sender's chunk is not the receiver's when a transfer
+      // wraps from the last stage to the first).
+      const bool receive = instruction.kind == Instruction::Kind::kReceive;
+      const std::int32_t receiver =
+          receive ? virtual_stage(r.stage, instruction.chunk) : instruction.peer;
+      const std::uint64_t sequence =
+          ((static_cast<std::uint64_t>(r.step) * static_cast<std::uint64_t>(micro_batches_) +
+            static_cast<std::uint64_t>(instruction.micro_batch)) *
+               static_cast<std::uint64_t>(pipeline_ * chunks_) +
+           static_cast<std::uint64_t>(receiver)) *
+              2 +
+          (instruction.forward ? 1U : 0U);
+      q.communicator = Communicator::kPipeline;
+      q.key = CollectiveKey{(static_cast<std::uint64_t>(r.pipeline_group) << 2) | 2, sequence};
+      q.bytes = activation_bytes_;
+      q.id = gpu.enqueue_external(Stream::kCompute, *r.listener);
+      break;
+    }
+    case Instruction::Kind::kGradientsReady:
+      r.bucket_fill += instruction.parameters;
+      if (r.bucket_fill >= bucket_capacity_) {
+        if (config_.overlap_grad_reduce) {
+          launch_bucket(rank, r.bucket_fill, gradient_op, kGradientBytes);
+        } else {
+          r.deferred.push_back(r.bucket_fill);
+        }
+        r.bucket_fill = 0;
+      }
+      return;
+    case Instruction::Kind::kFlushBucket:
+      if (r.bucket_fill > 0) {
+        if (config_.overlap_grad_reduce) {
+          launch_bucket(rank, r.bucket_fill, gradient_op, kGradientBytes);
+        } else {
+          r.deferred.push_back(r.bucket_fill);
+        }
+        r.bucket_fill = 0;
+      }
+      return;
+    case Instruction::Kind::kOptimizer:
+      for (const std::int64_t bucket : r.deferred) {
+        launch_bucket(rank, bucket, gradient_op, kGradientBytes);
+      }
+      r.deferred.clear();
+      gpu.wait_event(Stream::kCompute, gpu.record_event(Stream::kCommunication));
+      q.id = gpu.launch_kernel(
+          Stream::kCompute,
+          optimizer_step(kernels_, config_.distributed_optimizer
+                                       ? optimizer_shard(r)
+                                       : rank_parameters_[static_cast<std::size_t>(r.stage)]),
+          r.listener.get());
+      break;
+    case Instruction::Kind::kStepEnd:
+      if (config_.distributed_optimizer) {
+        const std::vector<std::int64_t> buckets = r.buckets;
+        for (const std::int64_t bucket : buckets) {
+          launch_bucket(rank, bucket, CollectiveOp::kAllGather, kParameterBytes);
+        }
+      }
+      gpu.wait_event(Stream::kCompute, gpu.record_event(Stream::kCommunication));
+      q.id = gpu.enqueue_external(Stream::kCompute, *r.listener);
+      break;
+  }
+  r.compute.push_back(q);
+}
+
+void TrainingJob::Impl::op_started(std::int32_t rank, GpuOpId id, Time at) {
+  RankState& r = ranks_[static_cast<std::size_t>(rank)];
+  const bool on_compute = !r.compute.empty() && r.compute.front().id == id;
+  Queued& q = on_compute ? r.compute.front() : r.communication.front();
+  const Instruction& i = q.instruction;
+  if (i.kind == Instruction::Kind::kKernel || i.kind == Instruction::Kind::kOptimizer) return;
+  if (i.kind == Instruction::Kind::kStepEnd) {
+    r.gpu->finish_external(id);
+    return;
+  }
+  q.joined = at;
+  const Stream stream = q.stream;
+  const CollectiveKey key = q.key;
+  const Bytes bytes = q.bytes;
+  bool closed = false;
+  if (i.kind == Instruction::Kind::kReceive || i.kind == Instruction::Kind::kSend) {
+    const bool receive = i.kind == Instruction::Kind::kReceive;
+    const std::int32_t sender = receive ? i.peer % pipeline_ : r.stage;
+    const std::int32_t receiver = receive ? r.stage : i.peer % pipeline_;
+    const std::int32_t group = r.pipeline_group;
+    Collective& c = join_point(
+        key,
+        [&] {
+          return communicators_.send(
+              group, sender, receiver, bytes, [this, group, receiver](std::int32_t member, Time) {
+                if (member != receiver) return;
+                collective_done(member_rank(group, member), Stream::kCompute);
+              });
+        },
+        closed);
+    c.arrive(communicators_.participant(group, r.stage), at);
+    if (closed && !receive) {
+      // The receiver had posted its receive and waited since for the sending stage: the bubble.
+      Queued& posted =
+          ranks_[static_cast<std::size_t>(member_rank(group, receiver))].compute.front();
+      posted.waited = at - posted.joined;
+    }
+    if (!receive) r.gpu->finish_external(id);
+    return;
+  }
+  // A collective over a whole group.
+  const bool data = q.communicator == Communicator::kData;
+  const bool tensor = q.communicator == Communicator::kTensor;
+  const std::int32_t group = data ? r.data_group : tensor ? r.tensor_group : r.context_group;
+  const std::int32_t member = data ? r.data_member : tensor ? r.tensor_member : r.context_member;
+  CollectiveOp op = data ? CollectiveOp::kAllReduce : i.op->op;
+  if (data && i.forward) op = CollectiveOp::kAllGather;
+  if (data && !i.forward && config_.distributed_optimizer) op = CollectiveOp::kReduceScatter;
+  Collective& c = join_point(
+      key,
+      [&] {
+        return communicators_.collective(group, op, bytes,
+                                         [this, group, stream](std::int32_t m, Time) {
+                                           collective_done(member_rank(group, m), stream);
+                                         });
+      },
+      closed);
+  c.arrive(communicators_.participant(group, member), at);
+  if (closed) record_waits(group, stream, at);
+}
+
+void TrainingJob::Impl::record_waits(std::int32_t group, Stream stream, Time at) {
+  for (const std::int32_t member_rank : group_ranks_[static_cast<std::size_t>(group)]) {
+    RankState& member = ranks_[static_cast<std::size_t>(member_rank)];
+    Queued& q = stream == Stream::kCompute ? member.compute.front() : member.communication.front();
+    q.waited = at - q.joined;
+  }
+}
+
+void TrainingJob::Impl::collective_done(std::int32_t rank, Stream stream) {
+  RankState& r = ranks_[static_cast<std::size_t>(rank)];
+  r.gpu->finish_external(stream == Stream::kCompute ? r.compute.front().id
+                                                    : r.communication.front().id);
+}
+
+std::int64_t TrainingJob::Impl::optimizer_shard(const RankState& r) const {
+  const std::int64_t holders = communicators_.group_size(r.data_group);
+  const std::int64_t parameters = rank_parameters_[static_cast<std::size_t>(r.stage)];
+  return (parameters + holders - 1) / holders;
+}
+
+void TrainingJob::Impl::op_finished(std::int32_t rank, GpuOpId id, Time started, Time finished) {
+  RankState& r = ranks_[static_cast<std::size_t>(rank)];
+  const bool on_compute = !r.compute.empty() && r.compute.front().id == id;
+  const Queued q = on_compute ? r.compute.front() : r.communication.front();
+  if (on_compute) {
+    r.compute.pop_front();
+  } else {
+    r.communication.pop_front();
+  }
+  if (r.recording && r.step < config_.record_ops.steps) record_op(r, rank, q, started, finished);
+  if (!on_compute) return;
+  StepTimes& t = r.times;
+  const Duration took = finished - started;
+  switch (q.instruction.kind) {
+    case Instruction::Kind::kKernel:
+      t.compute += took;
+      t.counted_flops += static_cast<double>(q.instruction.op->counted.count());
+      break;
+    case Instruction::Kind::kOptimizer:
+      // What the stream waited for before it: the gradients' reduction not hidden by backward.
+      t.dp += started - r.last_compute_end;
+      t.compute += took;
+      break;
+    case Instruction::Kind::kTensor:
+      t.wait_for_others += q.waited;
+      (q.communicator == Communicator::kTensor ? t.tp : t.cp) += took - q.waited;
+      break;
+    case Instruction::Kind::kReceive:
+      t.bubble += q.waited;
+      t.pp += took - q.waited;
+      break;
+    case Instruction::Kind::kStepEnd:
+      t.dp += started - r.last_compute_end;
+      break;
+    default:
+      break;
+  }
+  r.last_compute_end = finished;
+  if (q.instruction.kind == Instruction::Kind::kStepEnd) {
+    step_over(rank);
+    return;
+  }
+  feed(rank);
+}
+
+void TrainingJob::Impl::record_op(const RankState& r, std::int32_t rank, const Queued& q,
+                                  Time start, Time end) {
+  const Instruction& i = q.instruction;
+  const char* kind = "kernel";
+  const char* name = "";
+  std::int64_t flops = 0;
+  std::int64_t bytes = q.bytes.count();
+  const char* communicator = "";
+  switch (i.kind) {
+    case Instruction::Kind::kKernel:
+      name = i.op->name.data();
+      flops = i.op->counted.count();
+      bytes = i.op->cost.bytes.count();
+      break;
+    case Instruction::Kind::kOptimizer:
+      name = "optimizer";
+      break;
+    case Instruction::Kind::kTensor:
+      kind = "collective";
+      name = i.op->name.data();
+      communicator = communicator_name(q.communicator);
+      break;
+    case Instruction::Kind::kReceive:
+    case Instruction::Kind::kSend:
+      kind = i.kind == Instruction::Kind::kReceive ? "recv" : "send";
+      name = i.forward ? "activations" : "gradients";
+      communicator = "pp";
+      break;
+    case Instruction::Kind::kGradientsReady:
+      kind = "collective";
+      name = i.forward ? "parameter_all_gather"
+                       : (config_.distributed_optimizer ? "gradient_reduce_scatter"
+                                                        : "gradient_all_reduce");
+      communicator = "dp";
+      break;
+    case Instruction::Kind::kStepEnd:
+      kind = "marker";
+      name = "step_end";
+      break;
+    case Instruction::Kind::kFlushBucket:
+      break;
+  }
+  ops_.append(TrainingOpRow{rank, r.step, i.micro_batch, r.stage, i.layer,
+                            q.stream == Stream::kCompute ? "compute" : "communication", kind, name,
+                            start.ps(), end.ps(), flops, bytes, communicator});
+}
+
+Bytes TrainingJob::Impl::checkpoint_bytes(std::int32_t rank) const {
+  const RankState& r = ranks_[static_cast<std::size_t>(rank)];
+  const std::int64_t parameters = rank_parameters_[static_cast<std::size_t>(r.stage)];
+  // Sharded as torch.distributed.checkpoint saves it: each of the ranks holding the same
+  // parameters writes its part, so the whole is written once.
+  const std::int64_t holders = communicators_.group_size(r.data_group);
+  const std::int64_t share = (parameters + holders - 1) / holders;
+  return Bytes(share * kCheckpointBytesPerParameter);
+}
+
+void TrainingJob::Impl::step_over(std::int32_t rank) {
+  RankState& r = ranks_[static_cast<std::size_t>(rank)];
+  const bool due =
+      config_.checkpoint.every > 0 && storage_ && (r.step + 1) % config_.checkpoint.every == 0;
+  if (!due) {
+    finish_step(rank, Duration());
+    return;
+  }
+  checkpoint_arrival_[static_cast<std::size_t>(rank)] = sim_.now();
+  const std::int32_t gpus_per_node = cluster_.gpus_per_node();
+  const auto node = static_cast<std::size_t>(r.gpu_index / gpus_per_node);
+  if (config_.checkpoint.mode == CheckpointMode::kSynchronous) {
+    // Every rank stalls until every node has written its part: the save ends with a barrier.
+    if (++at_checkpoint_ < world_) return;
+    at_checkpoint_ = 0;
+    std::vector<Bytes> per_node(node_writing_.size());
+    for (std::int32_t w = 0; w < world_; ++w) {
+      per_node[static_cast<std::size_t>(ranks_[static_cast<std::size_t>(w)].gpu_index /
+                                        gpus_per_node)] += checkpoint_bytes(w);
+    }
+    auto writes_left = std::make_shared<std::int32_t>(0);
+    for (const Bytes bytes : per_node) *writes_left += bytes > Bytes() ? 1 : 0;
+    for (std::size_t n = 0; n < per_node.size(); ++n) {
+      if (per_node[n] == Bytes()) continue;
+      storage_->transfer(static_cast<std::int32_t>(n), per_node[n], [this, writes_left](Time) {
+        if (--*writes_left > 0) return;
+        for (std::int32_t w = 0; w < world_; ++w) {
+          finish_step(w, sim_.now() - checkpoint_arrival_[static_cast<std::size_t>(w)]);
+        }
+      });
+    }
+    return;
+  }
+  // Asynchronous: the previous write of the node must be over before its buffers are reused.
+  if (node_writing_[node] != 0) {
+    waiting_for_write_[node].push_back(rank);
+    return;
+  }
+  checkpoint(rank);
+}
+
+void TrainingJob::Impl::checkpoint(std::int32_t rank) {
+  const RankState& r = ranks_[static_cast<std::size_t>(rank)];
+  const std::int32_t gpus_per_node = cluster_.gpus_per_node();
+  const auto node = static_cast<std::size_t>(r.gpu_index / gpus_per_node);
+  if (node_copies_left_[node] == 0) {
+    for (const RankState& other : ranks_) {
+      if (static_cast<std::size_t>(other.gpu_index / gpus_per_node) == node) {
+        ++node_copies_left_[node];
+      }
+    }
+  }
+  sim_.schedule<&Impl::copied_to_host>(
+      sim_.now() + tx_time(checkpoint_bytes(rank), config_.checkpoint.host_copy), this, rank);
+}
+
+void TrainingJob::Impl::copied_to_host(std::int32_t rank) {
+  const auto node = static_cast<std::size_t>(ranks_[static_cast<std::size_t>(rank)].gpu_index /
+                                             cluster_.gpus_per_node());
+  finish_step(rank, sim_.now() - checkpoint_arrival_[static_cast<std::size_t>(rank)]);
+  {
+    if (--node_copies_left_[node] > 0) return;
+    Bytes bytes;
+    for (std::int32_t w = 0; w < world_; ++w) {
+      if (static_cast<std::size_t>(ranks_[static_cast<std::size_t>(w)].gpu_index /
+                                   cluster_.gpus_per_node()) == node) {
+        bytes += checkpoint_bytes(w);
+      }
+    }
+    node_writing_[node] = 1;
+    storage_->transfer(static_cast<std::int32_t>(node), bytes, [this, node](Time) {
+      node_writing_[node] = 0;
+      std::vector<std::int32_t> waiting = std::move(waiting_for_write_[node]);
+      waiting_for_write_[node].clear();
+      for (const std::int32_t w : waiting) checkpoint(w);
+    });
+  }
+}
+
+void TrainingJob::Impl::finish_step(std::int32_t rank, Duration checkpoint_stall) {
+  RankState& r = ranks_[static_cast<std::size_t>(rank)];
+  StepTimes& t = r.times;
+  t.checkpoint = checkpoint_stall;
+  const Time end = sim_.now();
+  const Duration total = end - r.step_start;
+  const Duration parts = t.compute + t.tp + t.cp + t.pp + t.dp + t.bubble + t.data_wait +
+                         t.checkpoint + t.wait_for_others;
+  const TrainingRankStepRow row{rank,
+                                r.step,
+                                r.step_start.ps(),
+                                end.ps(),
+                                t.compute.ps(),
+                                t.tp.ps(),
+                                t.cp.ps(),
+                                t.pp.ps(),
+                                t.dp.ps(),
+                                t.bubble.ps(),
+                                t.data_wait.ps(),
+                                t.checkpoint.ps(),
+                                t.wait_for_others.ps(),
+                                (total - parts).ps()};
+  rank_steps_.append(row);
+  StepTotals& totals = step_totals_[r.step];
+  totals.end = std::max(totals.end, end);
+  totals.counted_flops += t.counted_flops;
+  // The rank the others waited for is the one with the most work of its own: its kernels and
+  // its transfers once every peer was in; the lowest such rank on a tie.
+  const Duration busy = t.compute + t.tp + t.cp + t.pp;
+  if (busy > totals.most_busy || (busy == totals.most_busy && rank < totals.slowest_rank)) {
+    totals.most_busy = busy;
+    totals.slowest_rank = rank;
+    if (r.step + 1 == steps) slowest_row_ = row;
+  }
+  if (++totals.ranks_done == world_) {
+    // Steps follow each other: a step is the time from the previous one's end (the last rank's)
+    // to its own, though ranks that finish early begin the next step before that.
+    const Time start = previous_step_end_;
+    previous_step_end_ = totals.end;
+    const Duration step_time = totals.end - start;
+    const double seconds = step_time.seconds();
+    const double tokens =
+        static_cast<double>(config_.global_batch) * static_cast<double>(model_.sequence);
+    const double gpus = static_cast<double>(world_);
+    last_step_ =
+        TrainingStepRow{r.step,
+                        start.ps(),
+                        totals.end.ps(),
+                        totals.slowest_rank,
+                        tokens / seconds,
+                        totals.counted_flops / seconds / gpus * 1e-12,
+                        model_flops_ / (seconds * gpus * static_cast<double>(peak_.per_second()))};
+    steps_table_.append(last_step_);
+    summed_steps_ += step_time;
+    step_totals_.erase(r.step);
+    ++steps_completed;
+  }
+  ++r.step;
+  if (r.step < steps) {
+    begin_step(rank);
+    return;
+  }
+  if (++ranks_finished_ == world_ && on_done) on_done();
+}
+
+void TrainingJob::Impl::flush() {
+  ops_.flush();
+  rank_steps_.flush();
+  steps_table_.flush();
+  memory_.flush();
+}
+
+TrainingJobSummary TrainingJob::Impl::summary() const {
+  TrainingJobSummary s;
+  s.steps_completed = steps_completed;
+  s.out_of_memory = out_of_memory_;
+  if (steps_completed == 0) return s;
+  s.mean_step = Duration::ps(summed_steps_.ps() / steps_completed);
+  s.mfu = last_step_.mfu;
+  s.tflops_per_gpu = last_step_.tflops_per_gpu;
+  s.tokens_per_second = last_step_.tokens_per_second;
+  s.slowest_rank = last_step_.slowest_rank;
+  return s;
+}
+
+std::string TrainingJob::Impl::report() const {
+  char line[512];
+  const TransformerSpec& m = model_;
+  const ParallelPlan& d = config_.parallelism;
+  std::snprintf(line, sizeof line,
+                "%d GPUs (%s): TP=%d CP=%d PP=%d DP=%d, %lld micro-batches of %lld per replica, "
+                "%lld layers, hidden %lld, sequence %lld",
+                world_, gpu_spec_.name.c_str(), d.tensor, d.context, d.pipeline, d.data,
+                static_cast<long long>(micro_batches_), static_cast<long long>(config_.micro_batch),
+                static_cast<long long>(m.layers), static_cast<long long>(m.hidden),
+                static_cast<long long>(m.sequence));
+  std::string report = line;
+  if (out_of_memory_) {
+    std::size_t worst = 0;
+    std::int32_t over = 0;
+    for (std::size_t r = 0; r < footprints_.size(); ++r) {
+      if (footprints_[r].total() > gpu_spec_.hbm_capacity) ++over;
+      if (footprints_[r].total() > footprints_[worst].total()) worst = r;
+    }
+    const MemoryFootprint& f = footprints_[worst];
+    report += "\nout of memory: " + std::to_string(over) + " of " + std::to_string(world_) +
+              " ranks need more than the " + format(gpu_spec_.hbm_capacity) + " of HBM; rank " +
+              std::to_string(worst) + " needs " + format(f.total()) + " (weights " +
+              format(f.weights) + ", gradients " + format(f.gradients) + ", optimizer state " +
+              format(f.optimizer_state) + ", activations " + format(f.activations) +
+              ", workspace " + format(f.workspace) + ")";
+    return report;
+  }
+  const TrainingJobSummary s = summary();
+  report += "\n" + std::to_string(s.steps_completed) + " of " + std::to_string(steps) + " steps";
+  if (s.steps_completed == 0) return report;
+  std::snprintf(
+      line, sizeof line, ", step time %s, MFU %.1f%%, %.1f TFLOP/s per GPU, %.0f tokens/s",
+      format_rounded(s.mean_step).c_str(), 100 * s.mfu, s.tflops_per_gpu, s.tokens_per_second);
+  report += line;
+  const TrainingRankStepRow& w = slowest_row_;
+  const double total = static_cast<double>(w.end_ps - w.start_ps);
+  auto share = [total](std::int64_t part) { return 100.0 * static_cast<double>(part) / total; };
+  std::snprintf(line, sizeof line,
+                "\nlast step of the slowest rank (%lld): compute %.1f%%, TP %.1f%%, CP %.1f%%, "
+                "PP %.1f%%, DP %.1f%%, bubble %.1f%%, data %.1f%%, checkpoint %.1f%%, waiting "
+                "for others %.1f%%",
+                static_cast<long long>(w.rank), share(w.compute_ps), share(w.tp_comm_ps),
+                share(w.cp_comm_ps), share(w.pp_comm_ps), share(w.dp_comm_ps), share(w.bubble_ps),
+                share(w.data_wait_ps), share(w.checkpoint_ps), share(w.wait_for_others_ps));
+  report += line;
+  return report;
+}
+
+TrainingJob::TrainingJob(Simulator& sim, const TrainingJobConfig& config, Cluster& cluster,
+                         const ClusterSpec& spec, NetworkModel level, RecordBackend& output)
+    : impl_(std::make_unique<Impl>(sim, config, cluster, spec, level, output)) {}
+
+TrainingJob::~TrainingJob() = default;
+
+void TrainingJob::start() { impl_->start(); }
+void TrainingJob::when_done(std::function<void()> callback) {
+  impl_->on_done = std::move(callback);
+}
+void TrainingJob::flush() { impl_->flush(); }
+std::int64_t TrainingJob::steps_completed() const { return impl_->steps_completed; }
+double TrainingJob::progress() const {
+  return static_cast<double>(impl_->steps_completed) / static_cast<double>(impl_->steps);
+}
+TrainingJobSummary TrainingJob::summary() const { return impl_->summary(); }
+std::string TrainingJob::report() const { return impl_->report(); }
+
+}  // namespace lockstep

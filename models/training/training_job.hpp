@@ -1,0 +1,89 @@
+// A transformer training job on the cluster, as Megatron-LM runs one: every rank is a GPU
+// (models/gpu) with a compute and a communication stream, and walks, step after step, its pipeline
+// stage's schedule (pipeline_schedule.hpp) of forward and backward passes over its layers' kernels
+// (layer_ops.hpp). Tensor- and context-parallel collectives sit on the compute stream, since the
+// next kernel needs their result; a pipeline receive blocks it too, while a send is NCCL's
+// non-blocking isend; gradients of a DDP bucket are reduced on the communication stream once the
+// last micro-batch's backward has produced them (after backward when overlap is off), and the
+// compute stream waits for them before the optimizer step, after which the distributed optimizer
+// all-gathers the parameters. Collectives run on the job's communicators (job_communicators.hpp).
+// Ranks whose stage needs the batch (the first for tokens, the last for labels) wait for their
+// replica's batch from the data loader at the start of each step; checkpoints stall every rank for
+// the write (synchronous) or for the copy to host memory (asynchronous, the write then shares the
+// file system in the background; a checkpoint waits for the previous one's write).
+//
+// So step time is the maximum over ranks of compute, exposed communication and data wait: a slow
+// GPU makes its tensor-parallel peers wait inside every layer, its pipeline neighbours wait in
+// their receives and every data-parallel peer waits for its gradients.
+//
+// A plan whose HBM footprint (memory_footprint.hpp) exceeds a GPU's capacity does not run: the job
+// ends at once as out of memory, with the footprint of every rank recorded.
+//
+// Left out: the embedding's gradient all-reduce between the first and last stage when embeddings
+// are tied, overlap of the parameter all-gather with the next step's forward, tensor-parallel
+// communication overlap, and contention between streams for SMs and HBM (gpu.hpp).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/cluster/cluster.hpp"
+#include "models/training/training_job_config.hpp"
+#include "sim/core/simulator.hpp"
+#include "sim/core/table.hpp"
+
+namespace lockstep {
+
+struct TrainingJobSummary {
+  std::int64_t steps_completed = 0;
+  Duration mean_step;  // over the completed steps
+  double mfu = 0.0;
+  double tflops_per_gpu = 0.0;
+  double tokens_per_second = 0.0;
+  std::int64_t slowest_rank = -1;  // of the last step
+  bool out_of_memory = false;
+};
+
+// What a plan does not allow, checked before anything runs: a global batch that data-parallel
+// ranks and micro-batches do not divide, layers that the pipeline's stages do not, a schedule
+// that the micro-batches do not fit, a split the model's shapes refuse, a data type the GPU lacks,
+// or more GPUs than the cluster has (`gpus` of `gpu`, `gpus_per_node` per server). Empty when it
+// runs.
+[[nodiscard]] std::optional<std::string> training_plan_problem(const TrainingJobConfig& config,
+                                                               const std::string& gpu,
+                                                               std::int32_t gpus,
+                                                               std::int32_t gpus_per_node);
+
+class TrainingJob {
+ public:
+  // Throws std::invalid_argument for a plan that cannot be laid out on the cluster (world size
+  // beyond its GPUs, a split the model does not allow, an unknown GPU).
+  TrainingJob(Simulator& sim, const TrainingJobConfig& config, Cluster& cluster,
+              const ClusterSpec& spec, NetworkModel level, RecordBackend& output);
+  ~TrainingJob();
+  TrainingJob(const TrainingJob&) = delete;
+  TrainingJob& operator=(const TrainingJob&) = delete;
+
+  // Begins step 0 on every rank now (or records the out-of-memory result and ends).
+  void start();
+  // Called once, when every rank has finished its last step (or at once when out of memory).
+  void when_done(std::function<void()> callback);
+  // Writes out buffered rows; call once the run is over.
+  void flush();
+
+  [[nodiscard]] std::int64_t steps_completed() const;
+  [[nodiscard]] double progress() const;
+  [[nodiscard]] TrainingJobSummary summary() const;
+  // What ran and how it went, for people: step time, MFU, where the time went, the slowest rank.
+  [[nodiscard]] std::string report() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace lockstep

@@ -1,0 +1,52 @@
+#include "models/training/training_tables.hpp"
+
+namespace lockstep {
+
+TableLayout training_op_layout() {
+  using Row = TrainingOpRow;
+  return layout<Row>(
+      "rank_ops",
+      {column("rank", &Row::rank), column("step", &Row::step),
+       column("micro_batch", &Row::micro_batch), column("stage", &Row::stage),
+       column("layer", &Row::layer), column("stream", &Row::stream), column("kind", &Row::kind),
+       column("name", &Row::name), column("start_ps", &Row::start_ps),
+       column("end_ps", &Row::end_ps), column("flops", &Row::flops), column("bytes", &Row::bytes),
+       column("communicator", &Row::communicator)});
+}
+
+TableLayout training_rank_step_layout() {
+  using Row = TrainingRankStepRow;
+  return layout<Row>(
+      "rank_steps",
+      {column("rank", &Row::rank), column("step", &Row::step), column("start_ps", &Row::start_ps),
+       column("end_ps", &Row::end_ps), column("compute_ps", &Row::compute_ps),
+       column("tp_comm_ps", &Row::tp_comm_ps), column("cp_comm_ps", &Row::cp_comm_ps),
+       column("pp_comm_ps", &Row::pp_comm_ps), column("dp_comm_ps", &Row::dp_comm_ps),
+       column("bubble_ps", &Row::bubble_ps), column("data_wait_ps", &Row::data_wait_ps),
+       column("checkpoint_ps", &Row::checkpoint_ps),
+       column("wait_for_others_ps", &Row::wait_for_others_ps), column("other_ps", &Row::other_ps)});
+}
+
+TableLayout training_step_layout() {
+  using Row = TrainingStepRow;
+  return layout<Row>("steps",
+                     {column("step", &Row::step), column("start_ps", &Row::start_ps),
+                      column("end_ps", &Row::end_ps), column("slowest_rank", &Row::slowest_rank),
+                      column("tokens_per_second", &Row::tokens_per_second),
+                      column("tflops_per_gpu", &Row::tflops_per_gpu), column("mfu", &Row::mfu)});
+}
+
+TableLayout training_memory_layout() {
+  using Row = TrainingMemoryRow;
+  return layout<Row>(
+      "rank_memory",
+      {column("rank", &Row::rank), column("stage", &Row::stage),
+       column("weights_bytes", &Row::weights_bytes),
+       column("gradients_bytes", &Row::gradients_bytes),
+       column("optimizer_bytes", &Row::optimizer_bytes),
+       column("activations_bytes", &Row::activations_bytes),
+       column("workspace_bytes", &Row::workspace_bytes), column("total_bytes", &Row::total_bytes),
+       column("capacity_bytes", &Row::capacity_bytes), column("fits", &Row::fits)});
+}
+
+}  // namespace lockstep
