@@ -40,11 +40,6 @@ LayerOp collective(std::string_view name, CommGroup group, CollectiveOp collecti
   return op;
 }
 
-std::int64_t divided(std::int64_t what, std::int64_t by, const char* message) {
-  if (what % by != 0) throw std::invalid_argument(message);
-  return what / by;
-}
-
 // The per-rank sizes of one micro-batch and the ops built from them.
 class Builder {
  public:
@@ -57,19 +52,8 @@ class Builder {
     tp_ = shard.tensor_parallel;
     cp_ = shard.context_parallel;
     sp_ = shard.sequence_parallel && tp_ > 1;
-    const char* tp_message = "tensor parallelism divides heads, KV heads, ffn and vocabulary";
-    const std::int64_t d = head_dimension(spec);
-    heads_ = divided(spec.heads, tp_, tp_message);
-    q_width_ = heads_ * d;
-    kv_width_ = divided(spec.kv_heads, tp_, tp_message) * d;
-    fc1_width_ = divided(fc1_width(spec), tp_, tp_message);
-    ffn_width_ = divided(spec.ffn_hidden, tp_, tp_message);
-    vocabulary_ = divided(spec.vocabulary, tp_, tp_message);
-    if (cp_ > 1) {
-      (void)divided(spec.sequence, 2 * cp_, "CP cuts the sequence into 2 x CP equal chunks");
-    }
-    const std::int64_t rank_sequence = divided(spec.sequence, cp_, "CP divides the sequence");
-    if (sp_) (void)divided(rank_sequence, tp_, "with SP, TP divides a CP rank's tokens");
+    w_ = tensor_parallel_widths(spec, tp_);
+    const std::int64_t rank_sequence = context_parallel_tokens(spec, cp_, tp_, sp_);
     batch_ = shard.micro_batch;
     tokens_ = batch_ * rank_sequence;
     norm_tokens_ = sp_ ? tokens_ / tp_ : tokens_;
@@ -127,7 +111,7 @@ class Builder {
   }
 
   // K and V of the whole sequence, every CP rank's share: the size of CP's all-gather.
-  Bytes gathered_kv() const { return Bytes(2 * batch_ * spec_.sequence * kv_width_ * e_); }
+  Bytes gathered_kv() const { return Bytes(2 * batch_ * spec_.sequence * w_.kv_width * e_); }
   void gather_kv(std::vector<LayerOp>& ops, bool recomputed) const {
     if (cp_ == 1) return;
     LayerOp op =
@@ -138,12 +122,12 @@ class Builder {
 
   // Megatron's count for this rank: QK^T and AV in full over its queries and all keys.
   Flops attention_counted() const {
-    return Flops(4 * batch_ * spec_.sequence * spec_.sequence * q_width_ / cp_);
+    return Flops(4 * batch_ * spec_.sequence * spec_.sequence * w_.q_width / cp_);
   }
   // What the causal kernel does: half of that.
   std::int64_t attention_work() const { return attention_counted().count() / 2; }
-  Bytes query_tensor() const { return Bytes(tokens_ * q_width_ * e_); }
-  Bytes log_sum_exp() const { return Bytes(tokens_ * heads_ * kFp32Bytes); }
+  Bytes query_tensor() const { return Bytes(tokens_ * w_.q_width * e_); }
+  Bytes log_sum_exp() const { return Bytes(tokens_ * w_.heads * kFp32Bytes); }
 
   // `work` at `percent` of the GEMM rate: priced as more work at that rate, reported as `work`.
   KernelCost slowed(std::int64_t work, std::int64_t percent, Bytes moved) const {
@@ -168,12 +152,11 @@ class Builder {
   }
 
   LayerOp activation() const {
-    return kernel("activation",
-                  model_.memory_bound(Bytes(tokens_ * (fc1_width_ + ffn_width_) * e_)));
+    return kernel("activation", model_.memory_bound(Bytes(tokens_ * (w_.fc1 + w_.ffn) * e_)));
   }
   LayerOp activation_backward() const {
     return kernel("activation_backward",
-                  model_.memory_bound(Bytes(tokens_ * (2 * fc1_width_ + ffn_width_) * e_)));
+                  model_.memory_bound(Bytes(tokens_ * (2 * w_.fc1 + w_.ffn) * e_)));
   }
 
   std::vector<LayerOp> layer_forward() const {
@@ -181,17 +164,17 @@ class Builder {
     std::vector<LayerOp> ops;
     ops.push_back(norm("input_norm"));
     gather_for_column(ops);
-    ops.push_back(gemm("qkv", tokens_, q_width_ + 2 * kv_width_, h));
+    ops.push_back(gemm("qkv", tokens_, w_.q_width + 2 * w_.kv_width, h));
     gather_kv(ops, false);
     ops.push_back(attention());
-    ops.push_back(gemm("out_proj", tokens_, h, q_width_));
+    ops.push_back(gemm("out_proj", tokens_, h, w_.q_width));
     tp_reduction(ops);
     ops.push_back(bias_dropout_add());
     ops.push_back(norm("post_attention_norm"));
     gather_for_column(ops);
-    ops.push_back(gemm("fc1", tokens_, fc1_width_, h));
+    ops.push_back(gemm("fc1", tokens_, w_.fc1, h));
     ops.push_back(activation());
-    ops.push_back(gemm("fc2", tokens_, h, ffn_width_));
+    ops.push_back(gemm("fc2", tokens_, h, w_.ffn));
     tp_reduction(ops);
     ops.push_back(bias_dropout_add());
     return ops;
@@ -220,12 +203,12 @@ class Builder {
       }
     }
     ops.push_back(bias_dropout_add_backward());
-    linear_backward(ops, "fc2_dgrad", "fc2_wgrad", ffn_width_, h, false);
+    linear_backward(ops, "fc2_dgrad", "fc2_wgrad", w_.ffn, h, false);
     ops.push_back(activation_backward());
-    linear_backward(ops, "fc1_dgrad", "fc1_wgrad", h, fc1_width_, true);
+    linear_backward(ops, "fc1_dgrad", "fc1_wgrad", h, w_.fc1, true);
     ops.push_back(norm_backward("post_attention_norm_backward"));
     ops.push_back(bias_dropout_add_backward());
-    linear_backward(ops, "out_proj_dgrad", "out_proj_wgrad", q_width_, h, false);
+    linear_backward(ops, "out_proj_dgrad", "out_proj_wgrad", w_.q_width, h, false);
     if (recompute == Recompute::kSelective) {
       gather_kv(ops, true);
       LayerOp replay = attention();
@@ -237,7 +220,7 @@ class Builder {
       ops.push_back(collective("cp_reduce_scatter", CommGroup::kContext,
                                CollectiveOp::kReduceScatter, gathered_kv()));
     }
-    linear_backward(ops, "qkv_dgrad", "qkv_wgrad", h, q_width_ + 2 * kv_width_, true);
+    linear_backward(ops, "qkv_dgrad", "qkv_wgrad", h, w_.q_width + 2 * w_.kv_width, true);
     ops.push_back(norm_backward("input_norm_backward"));
     return ops;
   }
@@ -279,13 +262,15 @@ class Builder {
     return ops;
   }
 
-  Bytes logits_bytes(std::int64_t element) const { return Bytes(tokens_ * vocabulary_ * element); }
+  Bytes logits_bytes(std::int64_t element) const {
+    return Bytes(tokens_ * w_.vocabulary * element);
+  }
 
   std::vector<LayerOp> head_forward() const {
     std::vector<LayerOp> ops;
     ops.push_back(norm("final_norm"));
     gather_for_column(ops);
-    ops.push_back(gemm("logits", tokens_, vocabulary_, spec_.hidden));
+    ops.push_back(gemm("logits", tokens_, w_.vocabulary, spec_.hidden));
     ops.push_back(
         kernel("cross_entropy", model_.memory_bound(logits_bytes(e_) + logits_bytes(kFp32Bytes))));
     if (tp_ > 1) {
@@ -301,7 +286,7 @@ class Builder {
     std::vector<LayerOp> ops;
     ops.push_back(kernel("cross_entropy_backward",
                          model_.memory_bound(logits_bytes(kFp32Bytes) + logits_bytes(e_))));
-    linear_backward(ops, "logits_dgrad", "logits_wgrad", spec_.hidden, vocabulary_, true);
+    linear_backward(ops, "logits_dgrad", "logits_wgrad", spec_.hidden, w_.vocabulary, true);
     ops.push_back(norm_backward("final_norm_backward"));
     return ops;
   }
@@ -312,12 +297,7 @@ class Builder {
   std::int64_t tp_ = 1;
   std::int64_t cp_ = 1;
   bool sp_ = false;
-  std::int64_t heads_ = 0;      // this rank's attention heads
-  std::int64_t q_width_ = 0;    // its heads x head dimension
-  std::int64_t kv_width_ = 0;   // its KV heads x head dimension
-  std::int64_t fc1_width_ = 0;  // its columns of FC1
-  std::int64_t ffn_width_ = 0;  // its rows of FC2
-  std::int64_t vocabulary_ = 0;
+  TensorParallelWidths w_;  // this rank's heads, their widths, its MLP columns and vocabulary
   std::int64_t batch_ = 1;
   std::int64_t tokens_ = 0;       // b s / CP
   std::int64_t norm_tokens_ = 0;  // tokens_ / TP under SP

@@ -26,25 +26,15 @@ struct Shard {
     validate_transformer(spec);
     if (plan.micro_batch < 1) throw std::invalid_argument("the micro-batch is at least 1");
     const std::int64_t tp = plan.tensor_parallel;
-    const char* tp_message = "tensor parallelism divides heads, KV heads, ffn and vocabulary";
-    const std::int64_t d = head_dimension(spec);
-    heads = divided(spec.heads, tp, tp_message);
-    q_width = heads * d;
-    kv_width = divided(spec.kv_heads, tp, tp_message) * d;
-    fc1 = divided(fc1_width(spec), tp, tp_message);
-    ffn = divided(spec.ffn_hidden, tp, tp_message);
-    vocabulary = divided(spec.vocabulary, tp, tp_message);
-    const std::int64_t cp = plan.context_parallel;
-    rank_sequence = divided(spec.sequence, cp, "CP divides the sequence");
-    if (cp > 1) (void)divided(spec.sequence, 2 * cp, "CP cuts the sequence into 2 x CP chunks");
+    w = tensor_parallel_widths(spec, tp);
     const bool sp = plan.sequence_parallel && tp > 1;
-    if (sp) (void)divided(rank_sequence, tp, "with SP, TP divides a CP rank's tokens");
+    rank_sequence = context_parallel_tokens(spec, plan.context_parallel, tp, sp);
     tokens = plan.micro_batch * rank_sequence;
     norm_tokens = sp ? tokens / tp : tokens;
     e = element_bytes(spec.type == DataType::kFp8 ? DataType::kBf16 : spec.type);
   }
 
-  std::int64_t heads = 0, q_width = 0, kv_width = 0, fc1 = 0, ffn = 0, vocabulary = 0;
+  TensorParallelWidths w;
   std::int64_t rank_sequence = 0, tokens = 0, norm_tokens = 0;
   std::int64_t e = 2;
 };
@@ -54,12 +44,13 @@ Bytes stored_layer(const TransformerSpec& spec, const FootprintPlan& plan, const
                    bool keep_scores) {
   const std::int64_t masks = spec.dropout ? 2 : 0;
   const std::int64_t norm_region = shard.norm_tokens * spec.hidden * (4 * shard.e + masks);
-  const std::int64_t gathered_kv = plan.micro_batch * spec.sequence * 2 * shard.kv_width * shard.e;
+  const std::int64_t gathered_kv =
+      plan.micro_batch * spec.sequence * 2 * shard.w.kv_width * shard.e;
   const std::int64_t tp_region =
-      shard.tokens * (2 * shard.q_width + shard.fc1 + shard.ffn) * shard.e + gathered_kv;
+      shard.tokens * (2 * shard.w.q_width + shard.w.fc1 + shard.w.ffn) * shard.e + gathered_kv;
   const std::int64_t score_bytes =
       spec.dropout ? kScoreBytesWithDropout : kScoreBytesWithoutDropout;
-  const std::int64_t scores = keep_scores ? shard.heads * plan.micro_batch * shard.rank_sequence *
+  const std::int64_t scores = keep_scores ? shard.w.heads * plan.micro_batch * shard.rank_sequence *
                                                 spec.sequence * score_bytes
                                           : 0;
   return Bytes(norm_region + tp_region + scores);
@@ -103,7 +94,7 @@ MemoryFootprint rank_footprint(const TransformerSpec& spec, const FootprintPlan&
   if (last) {
     parameters += output_layer_parameters(spec, plan.tensor_parallel) + final_norm_parameters(spec);
     if (spec.tied_embeddings && plan.pipeline_parallel > 1) {
-      parameters += shard.vocabulary * spec.hidden;  // the last stage's copy of the embedding
+      parameters += shard.w.vocabulary * spec.hidden;  // the last stage's copy of the embedding
     }
   }
   const std::int64_t sharing_ranks = std::int64_t{plan.data_parallel} * plan.context_parallel;
@@ -119,7 +110,8 @@ MemoryFootprint rank_footprint(const TransformerSpec& spec, const FootprintPlan&
   const std::int64_t norm_region = shard.norm_tokens * spec.hidden;
   if (first && spec.dropout) activations += Bytes(norm_region * plan.in_flight_micro_batches);
   if (last) {
-    activations += Bytes(2 * norm_region * shard.e + shard.tokens * shard.vocabulary * kFp32Bytes);
+    activations +=
+        Bytes(2 * norm_region * shard.e + shard.tokens * shard.w.vocabulary * kFp32Bytes);
   }
   return MemoryFootprint{.weights = Bytes(kWeightBytes * parameters),
                          .gradients = Bytes(kGradientBytes * parameters),

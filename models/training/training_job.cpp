@@ -452,27 +452,23 @@ void TrainingJob::Impl::build_groups() {
     group_ranks_.push_back(ranks);
     return communicators_.add_group(std::move(gpus));
   };
-  for (const std::vector<std::int32_t>& group : layout_.groups(ParallelDim::kTensor)) {
-    const std::int32_t id = add(group);
-    for (std::size_t m = 0; m < group.size(); ++m) {
-      RankState& r = ranks_[static_cast<std::size_t>(group[m])];
-      r.tensor_group = id;
-      r.tensor_member = static_cast<std::int32_t>(m);
+  // Each group of `groups` becomes a communicator; its ranks learn its id and their place in it.
+  auto assign = [&](const std::vector<std::vector<std::int32_t>>& groups,
+                    std::int32_t RankState::*group_id, std::int32_t RankState::*member) {
+    for (const std::vector<std::int32_t>& group : groups) {
+      const std::int32_t id = add(group);
+      for (std::size_t m = 0; m < group.size(); ++m) {
+        RankState& r = ranks_[static_cast<std::size_t>(group[m])];
+        r.*group_id = id;
+        r.*member = static_cast<std::int32_t>(m);
+      }
     }
-  }
-  for (const std::vector<std::int32_t>& group : layout_.groups(ParallelDim::kContext)) {
-    const std::int32_t id = add(group);
-    for (std::size_t m = 0; m < group.size(); ++m) {
-      RankState& r = ranks_[static_cast<std::size_t>(group[m])];
-      r.context_group = id;
-      r.context_member = static_cast<std::int32_t>(m);
-    }
-  }
-  for (const std::vector<std::int32_t>& group : layout_.groups(ParallelDim::kPipeline)) {
-    const std::int32_t id = add(group);
-    for (const std::int32_t rank : group)
-      ranks_[static_cast<std::size_t>(rank)].pipeline_group = id;
-  }
+  };
+  assign(layout_.groups(ParallelDim::kTensor), &RankState::tensor_group, &RankState::tensor_member);
+  assign(layout_.groups(ParallelDim::kContext), &RankState::context_group,
+         &RankState::context_member);
+  // A rank's place in its pipeline group is its stage.
+  assign(layout_.groups(ParallelDim::kPipeline), &RankState::pipeline_group, &RankState::stage);
   // Gradients are reduced over data and context parallel ranks together (Megatron's
   // data-parallel group "with context parallel"): the ranks that hold the same parameters.
   std::unordered_map<std::int64_t, std::vector<std::int32_t>> same_parameters;
@@ -484,15 +480,9 @@ void TrainingJob::Impl::build_groups() {
     if (added) order.push_back(key);
     it->second.push_back(r);
   }
-  for (const std::int64_t key : order) {
-    const std::vector<std::int32_t>& group = same_parameters[key];
-    const std::int32_t id = add(group);
-    for (std::size_t m = 0; m < group.size(); ++m) {
-      RankState& r = ranks_[static_cast<std::size_t>(group[m])];
-      r.data_group = id;
-      r.data_member = static_cast<std::int32_t>(m);
-    }
-  }
+  std::vector<std::vector<std::int32_t>> data_groups;
+  for (const std::int64_t key : order) data_groups.push_back(std::move(same_parameters[key]));
+  assign(data_groups, &RankState::data_group, &RankState::data_member);
 }
 
 void TrainingJob::Impl::check_memory() {
@@ -761,26 +751,21 @@ void TrainingJob::Impl::enqueue(std::int32_t rank, const Instruction& instructio
       break;
     }
     case Instruction::Kind::kGradientsReady:
+    case Instruction::Kind::kFlushBucket: {
+      // A bucket closes once it holds its capacity, or at the chunk's last gradients.
       r.bucket_fill += instruction.parameters;
-      if (r.bucket_fill >= bucket_capacity_) {
-        if (config_.overlap_grad_reduce) {
-          launch_bucket(rank, r.bucket_fill, gradient_op, kGradientBytes);
-        } else {
-          r.deferred.push_back(r.bucket_fill);
-        }
-        r.bucket_fill = 0;
+      const bool closes = instruction.kind == Instruction::Kind::kFlushBucket
+                              ? r.bucket_fill > 0
+                              : r.bucket_fill >= bucket_capacity_;
+      if (!closes) return;
+      if (config_.overlap_grad_reduce) {
+        launch_bucket(rank, r.bucket_fill, gradient_op, kGradientBytes);
+      } else {
+        r.deferred.push_back(r.bucket_fill);
       }
+      r.bucket_fill = 0;
       return;
-    case Instruction::Kind::kFlushBucket:
-      if (r.bucket_fill > 0) {
-        if (config_.overlap_grad_reduce) {
-          launch_bucket(rank, r.bucket_fill, gradient_op, kGradientBytes);
-        } else {
-          r.deferred.push_back(r.bucket_fill);
-        }
-        r.bucket_fill = 0;
-      }
-      return;
+    }
     case Instruction::Kind::kOptimizer:
       for (const std::int64_t bucket : r.deferred) {
         launch_bucket(rank, bucket, gradient_op, kGradientBytes);

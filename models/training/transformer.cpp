@@ -203,4 +203,38 @@ Flops model_step_flops(const TransformerSpec& spec, std::int64_t global_batch) {
   return checked_flops(static_cast<Wide>(model_sample_flops(spec).count()) * global_batch);
 }
 
+TensorParallelWidths tensor_parallel_widths(const TransformerSpec& spec,
+                                            std::int64_t tensor_parallel) {
+  auto divided = [tensor_parallel](std::int64_t what) {
+    if (tensor_parallel < 1 || what % tensor_parallel != 0) {
+      throw std::invalid_argument("tensor parallelism divides heads, KV heads, ffn and vocabulary");
+    }
+    return what / tensor_parallel;
+  };
+  TensorParallelWidths w;
+  const std::int64_t d = head_dimension(spec);
+  w.heads = divided(spec.heads);
+  w.q_width = w.heads * d;
+  w.kv_width = divided(spec.kv_heads) * d;
+  w.fc1 = divided(fc1_width(spec));
+  w.ffn = divided(spec.ffn_hidden);
+  w.vocabulary = divided(spec.vocabulary);
+  return w;
+}
+
+std::int64_t context_parallel_tokens(const TransformerSpec& spec, std::int64_t context_parallel,
+                                     std::int64_t tensor_parallel, bool sequence_parallel) {
+  if (context_parallel < 1 || spec.sequence % context_parallel != 0) {
+    throw std::invalid_argument("CP divides the sequence");
+  }
+  if (context_parallel > 1 && spec.sequence % (2 * context_parallel) != 0) {
+    throw std::invalid_argument("CP cuts the sequence into 2 x CP equal chunks");
+  }
+  const std::int64_t tokens = spec.sequence / context_parallel;
+  if (sequence_parallel && tensor_parallel > 1 && tokens % tensor_parallel != 0) {
+    throw std::invalid_argument("with SP, TP divides a CP rank's tokens");
+  }
+  return tokens;
+}
+
 }  // namespace lockstep

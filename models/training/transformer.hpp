@@ -70,6 +70,22 @@ void validate_transformer(const TransformerSpec& spec);
 [[nodiscard]] std::int64_t kv_width(const TransformerSpec& spec);
 [[nodiscard]] std::int64_t fc1_width(const TransformerSpec& spec);
 
+// One rank's share of a layer's widths under tensor parallelism: Megatron-core divides heads, KV
+// heads, the MLP and the (padded) vocabulary over the TP ranks and asserts that each divides.
+struct TensorParallelWidths {
+  std::int64_t heads = 0, q_width = 0, kv_width = 0, fc1 = 0, ffn = 0, vocabulary = 0;
+};
+// Throws std::invalid_argument when `tensor_parallel` does not divide them.
+[[nodiscard]] TensorParallelWidths tensor_parallel_widths(const TransformerSpec& spec,
+                                                          std::int64_t tensor_parallel);
+// The tokens of a sample on one context-parallel rank: CP cuts the sequence into 2 x CP equal
+// chunks (two per rank, for causal load balance), and with sequence parallelism TP must divide
+// those tokens too. Throws std::invalid_argument when they do not divide.
+[[nodiscard]] std::int64_t context_parallel_tokens(const TransformerSpec& spec,
+                                                   std::int64_t context_parallel,
+                                                   std::int64_t tensor_parallel,
+                                                   bool sequence_parallel);
+
 [[nodiscard]] std::int64_t parameter_count(const TransformerSpec& spec);  // exact, from the shapes
 // Parameters of one rank: of one layer under TP (norm weights and row-parallel biases replicated),
 // of the embedding (vocab split over TP, Megatron's VocabParallelEmbedding), of the output layer

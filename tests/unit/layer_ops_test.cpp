@@ -11,31 +11,18 @@
 #include <vector>
 
 #include "models/training/layer_ops.hpp"
+#include "small_transformers.hpp"
 
 namespace lockstep {
 namespace {
+
+using testing::preset;
+using testing::tiny_gpt;
 
 KernelModel gpu(std::string_view name) {
   const std::optional<GpuSpec> spec = gpu_spec(name);
   REQUIRE(spec.has_value());
   return KernelModel(*spec);
-}
-
-TransformerSpec preset(std::string_view name) {
-  const std::optional<TransformerSpec> spec = transformer_preset(name);
-  REQUIRE(spec.has_value());
-  return *spec;
-}
-
-// h 8, 2 heads of dimension 4, ffn 32, V 64, s 16, GPT conventions (dropout, biases).
-TransformerSpec tiny_gpt() {
-  return TransformerSpec{.layers = 2,
-                         .hidden = 8,
-                         .heads = 2,
-                         .kv_heads = 2,
-                         .ffn_hidden = 32,
-                         .vocabulary = 64,
-                         .sequence = 16};
 }
 
 std::int64_t counted(const std::vector<LayerOp>& ops) {

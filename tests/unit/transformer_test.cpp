@@ -9,43 +9,14 @@
 #include <string_view>
 
 #include "models/training/transformer.hpp"
+#include "small_transformers.hpp"
 
 namespace lockstep {
 namespace {
 
-TransformerSpec preset(std::string_view name) {
-  const std::optional<TransformerSpec> spec = transformer_preset(name);
-  REQUIRE(spec.has_value());
-  return *spec;
-}
-
-// h 8: 4 heads of dimension 2, 2 KV heads, SwiGLU of 16, Llama's conventions.
-TransformerSpec tiny_llama() {
-  return TransformerSpec{.layers = 2,
-                         .hidden = 8,
-                         .heads = 4,
-                         .kv_heads = 2,
-                         .ffn_hidden = 16,
-                         .gated_mlp = true,
-                         .vocabulary = 32,
-                         .sequence = 4,
-                         .tied_embeddings = false,
-                         .linear_biases = false,
-                         .rms_norm = true,
-                         .learned_positions = false,
-                         .dropout = false};
-}
-
-// GPT layout: 4h MLP, MHA, biases, LayerNorm, learned positions, tied.
-TransformerSpec tiny_gpt() {
-  return TransformerSpec{.layers = 2,
-                         .hidden = 8,
-                         .heads = 2,
-                         .kv_heads = 2,
-                         .ffn_hidden = 32,
-                         .vocabulary = 64,
-                         .sequence = 16};
-}
+using testing::preset;
+using testing::tiny_gpt;
+using testing::tiny_llama;
 
 double relative_error(double value, double reference) {
   return std::abs(value - reference) / reference;
