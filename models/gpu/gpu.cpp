@@ -61,7 +61,9 @@ GpuOpId Gpu::enqueue(Stream stream, Op op) {
   Queue& q = queue(stream);
   q.ops.push_back(op);
   ++q.enqueued;
-  advance_soon();
+  // Only an operation at the head of its queue can start: behind a running or waiting one it
+  // starts when the one ahead finishes, from that finish.
+  if (q.ops.size() == 1) advance_soon();
   return op.id;
 }
 
