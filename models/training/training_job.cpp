@@ -93,6 +93,13 @@ class TrainingJob::Impl {
   std::int64_t steps = 0;
 
  private:
+  // A run of a rank's program: every op of `ops` (kernels and collectives of one layer, the
+  // embedding or the head) with `instruction`'s micro-batch, chunk and layer, or, without `ops`,
+  // `instruction` itself.
+  struct Piece {
+    const std::vector<LayerOp>* ops = nullptr;
+    Instruction instruction;
+  };
   // What one rank has spent its step on so far.
   struct StepTimes {
     Duration compute, tp, cp, pp, dp, bubble, data_wait, checkpoint, wait_for_others;
@@ -135,8 +142,12 @@ class TrainingJob::Impl {
     std::int32_t pipeline_group = 0;
     std::int32_t data_group = 0, data_member = 0;  // data and context parallel together
     std::size_t action = 0;
-    std::vector<Instruction> program;  // the current action's, or the step's tail
+    // The current action's program, or the step's tail, as pieces: a whole op list of the layer
+    // program (shared by every rank, so a rank's own state stays small at any scale) or one
+    // instruction. `next_op` is the position in the current piece's op list.
+    std::vector<Piece> program;
     std::size_t next = 0;
+    std::size_t next_op = 0;
     bool tail_built = false;
     std::deque<Queued> compute;
     std::deque<Queued> communication;
@@ -525,22 +536,18 @@ void TrainingJob::Impl::start() {
 void TrainingJob::Impl::append_ops(RankState& r, const std::vector<LayerOp>& ops,
                                    std::int32_t micro_batch, std::int32_t chunk,
                                    std::int32_t layer) {
-  for (const LayerOp& op : ops) {
-    Instruction i;
-    i.kind =
-        op.kind == LayerOp::Kind::kKernel ? Instruction::Kind::kKernel : Instruction::Kind::kTensor;
-    i.micro_batch = micro_batch;
-    i.chunk = chunk;
-    i.layer = layer;
-    i.op = &op;
-    r.program.push_back(i);
-  }
+  Piece piece{&ops, Instruction{}};
+  piece.instruction.micro_batch = micro_batch;
+  piece.instruction.chunk = chunk;
+  piece.instruction.layer = layer;
+  r.program.push_back(piece);
 }
 
 void TrainingJob::Impl::build_action(RankState& r) {
   const PipelineAction& action = actions_[static_cast<std::size_t>(r.stage)][r.action];
   r.program.clear();
   r.next = 0;
+  r.next_op = 0;
   const std::int32_t vs = virtual_stage(r.stage, action.chunk);
   const std::int32_t last = pipeline_ * chunks_ - 1;
   const std::int32_t first_layer = vs * layers_per_chunk_;
@@ -552,14 +559,14 @@ void TrainingJob::Impl::build_action(RankState& r) {
     i.micro_batch = mb;
     i.chunk = action.chunk;
     i.peer = peer_vs;
-    r.program.push_back(i);
+    r.program.push_back(Piece{nullptr, i});
   };
   auto gradients = [&](std::int64_t parameters) {
     if (mb != micro_batches_ - 1) return;
     Instruction i;
     i.kind = Instruction::Kind::kGradientsReady;
     i.parameters = parameters;
-    r.program.push_back(i);
+    r.program.push_back(Piece{nullptr, i});
   };
   const std::int32_t tp = config_.parallelism.tensor;
   if (action.kind == PipelineAction::Kind::kForward) {
@@ -588,7 +595,7 @@ void TrainingJob::Impl::build_action(RankState& r) {
   if (mb == micro_batches_ - 1) {
     Instruction flush;
     flush.kind = Instruction::Kind::kFlushBucket;
-    r.program.push_back(flush);
+    r.program.push_back(Piece{nullptr, flush});
   }
   if (vs > 0) transfer(Instruction::Kind::kSend, false, vs - 1);
 }
@@ -596,12 +603,13 @@ void TrainingJob::Impl::build_action(RankState& r) {
 void TrainingJob::Impl::build_tail(RankState& r) {
   r.program.clear();
   r.next = 0;
+  r.next_op = 0;
   Instruction optimizer;
   optimizer.kind = Instruction::Kind::kOptimizer;
-  r.program.push_back(optimizer);
+  r.program.push_back(Piece{nullptr, optimizer});
   Instruction end;
   end.kind = Instruction::Kind::kStepEnd;
-  r.program.push_back(end);
+  r.program.push_back(Piece{nullptr, end});
 }
 
 void TrainingJob::Impl::begin_step(std::int32_t rank) {
@@ -661,7 +669,21 @@ void TrainingJob::Impl::feed(std::int32_t rank) {
       }
       continue;
     }
-    const Instruction instruction = r.program[r.next++];
+    const Piece& piece = r.program[r.next];
+    if (piece.ops == nullptr) {
+      ++r.next;
+      enqueue(rank, piece.instruction);
+      continue;
+    }
+    if (r.next_op == piece.ops->size()) {
+      ++r.next;
+      r.next_op = 0;
+      continue;
+    }
+    Instruction instruction = piece.instruction;
+    instruction.op = &(*piece.ops)[r.next_op++];
+    instruction.kind = instruction.op->kind == LayerOp::Kind::kKernel ? Instruction::Kind::kKernel
+                                                                      : Instruction::Kind::kTensor;
     enqueue(rank, instruction);
   }
 }
