@@ -1,6 +1,8 @@
 #include "models/training/training_job.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cassert>
 #include <cmath>
 #include <cstdio>
 #include <deque>
@@ -26,6 +28,30 @@ constexpr std::int64_t kGradientBytes = 4;
 constexpr std::int64_t kParameterBytes = 2;
 // A checkpoint holds 16-bit weights, fp32 master weights and Adam's two moments.
 constexpr std::int64_t kCheckpointBytesPerParameter = 14;
+
+// A queue of at most N elements in place: a rank's compute stream never holds more than the
+// lookahead, and a deque's allocations on every push and pop showed in the profile.
+template <class T, std::size_t N>
+class BoundedQueue {
+ public:
+  [[nodiscard]] bool empty() const { return size_ == 0; }
+  [[nodiscard]] std::size_t size() const { return size_; }
+  [[nodiscard]] T& front() { return slots_[head_]; }
+  void push_back(const T& value) {
+    assert(size_ < N);
+    slots_[(head_ + size_) % N] = value;
+    ++size_;
+  }
+  void pop_front() {
+    head_ = (head_ + 1) % N;
+    --size_;
+  }
+
+ private:
+  std::array<T, N> slots_{};
+  std::size_t head_ = 0;
+  std::size_t size_ = 0;
+};
 
 struct Instruction {
   enum class Kind : std::uint8_t {
@@ -149,7 +175,7 @@ class TrainingJob::Impl {
     std::size_t next = 0;
     std::size_t next_op = 0;
     bool tail_built = false;
-    std::deque<Queued> compute;
+    BoundedQueue<Queued, kLookahead> compute;
     std::deque<Queued> communication;
     std::uint64_t tensor_sequence = 0, context_sequence = 0, data_sequence = 0;
     std::int64_t bucket_fill = 0;
