@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "models/collective/channel_rings.hpp"
+#include "models/collective/fluid_ring.hpp"
 #include "models/collective/nccl_protocol.hpp"
 #include "models/collective/point_to_point.hpp"
 #include "models/collective/priced_collective.hpp"
@@ -155,6 +156,14 @@ std::unique_ptr<Collective> JobCommunicators::collective(std::int32_t group_id, 
     const Duration base = protocol_cost(NcclProtocol::kSimple, NcclAlgorithm::kRing).base_latency;
     made = std::make_unique<PricedCollective>(sim_, n, std::move(everyone),
                                               base + ring_collective_time(op, n, size, group.cost));
+  } else if (level_ == NetworkModel::kFlow &&
+             (op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter ||
+              op == CollectiveOp::kAllGather)) {
+    made = std::make_unique<FluidRing>(
+        sim_, network_of(group),
+        rail_aligned_rings(group.nodes, group.gpus_per_node, group.gpus_per_node), op, size,
+        protocol_cost(NcclProtocol::kSimple, NcclAlgorithm::kRing).base_latency, group.cost.alpha,
+        kJobQueuePairs);
   } else {
     made = std::make_unique<RingCollective>(
         sim_, network_of(group),

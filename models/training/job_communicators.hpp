@@ -1,6 +1,7 @@
 // The communicators of a training job on the cluster (its tensor-, context-, data- and
 // pipeline-parallel groups) and the collectives it runs on them. A collective either runs on the
-// cluster's network as NCCL's ring (ring_collective.hpp) or a send/receive pair
+// cluster's network as NCCL's ring (at packet level step by step, ring_collective.hpp; at flow
+// level as a fluid, one stream per link, fluid_ring.hpp) or a send/receive pair
 // (point_to_point.hpp), so that it shares NICs and the fabric with everything else, or is priced by
 // the ring's alpha-beta formula (priced_collective.hpp): always on the analytic network level, and
 // on the others when every member sits on one server, where the non-blocking NVSwitch leaves

@@ -7,6 +7,7 @@
 
 #include "memory_backend.hpp"
 #include "models/collective/communicator.hpp"
+#include "models/collective/fluid_ring.hpp"
 #include "models/collective/point_to_point.hpp"
 #include "models/collective/priced_collective.hpp"
 #include "models/collective/ring_collective.hpp"
@@ -311,6 +312,37 @@ TEST_CASE("a point-to-point transfer waits for its receiver and then takes one t
   CHECK(transfer(Duration::us(50)) == on_time + Duration::us(50));
   FlowFabric fabric(testing::star(4));
   CHECK_THROWS_AS(PointToPoint(fabric.sim, fabric.network, 1, 1, size), std::invalid_argument);
+}
+
+// A fluid ring on a star of 4 at 100 Gb/s (every host link at that rate, 1 us each way): once the
+// last rank has joined at 30 us come the latencies (2 us base, 6 steps of 5 us), then every rank
+// streams 2(n-1)/n of the 4 MB, 6 MB, to the next at the link's goodput, which its framing and
+// the acknowledgements of the flow coming the other way leave (1000 of every 1126 bytes), and
+// the path's two cable delays.
+TEST_CASE("a fluid ring all-reduce streams 2(n-1)/n of the data per link once everyone joined") {
+  FlowFabric fabric(testing::star(4));
+  FluidRing ring(fabric.sim, fabric.network, Rings{{0, 1, 2, 3}}, CollectiveOp::kAllReduce,
+                 Bytes(4'000'000), Duration::us(2), Duration::us(5));
+  std::vector<Time> done(4, Time::max());
+  ring.when_rank_finished(
+      [&](std::int32_t rank, Time at) { done[static_cast<std::size_t>(rank)] = at; });
+  for (std::int32_t r = 0; r < 3; ++r) ring.arrive(r, Time::zero());
+  ring.arrive(3, Time::zero() + Duration::us(30));
+  (void)fabric.sim.run();
+  REQUIRE(ring.finished());
+  const BitRate goodput = BitRate::bps(100'000'000'000 * 1000 / 1126);
+  const Time expected =
+      Time::zero() + Duration::us(30 + 2 + 30 + 2) + tx_time(Bytes(6'000'000), goodput);
+  CHECK(ring.finished_at() >= expected - Duration::ns(100));
+  CHECK(ring.finished_at() <= expected + Duration::us(1));
+  for (const Time t : done) CHECK(t <= ring.finished_at());
+  CHECK(ring.settled());
+  CHECK_THROWS_AS(FluidRing(fabric.sim, fabric.network, Rings{{0, 1}}, CollectiveOp::kAllToAll,
+                            Bytes(1), Duration(), Duration()),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(FluidRing(fabric.sim, fabric.network, Rings{{0, 1}, {0, 2}},
+                            CollectiveOp::kAllGather, Bytes(1), Duration(), Duration()),
+                  std::invalid_argument);
 }
 
 }  // namespace

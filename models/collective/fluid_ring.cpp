@@ -1,0 +1,75 @@
+#include "models/collective/fluid_ring.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace lockstep {
+namespace {
+
+std::vector<std::int32_t> members_of(const std::vector<std::vector<std::int32_t>>& rings) {
+  if (rings.empty() || rings[0].empty()) throw std::invalid_argument("a ring needs a rank");
+  std::vector<std::int32_t> members = rings[0];
+  std::sort(members.begin(), members.end());
+  for (const std::vector<std::int32_t>& ring : rings) {
+    std::vector<std::int32_t> sorted = ring;
+    std::sort(sorted.begin(), sorted.end());
+    if (sorted != members) throw std::invalid_argument("every channel's ring has the same ranks");
+  }
+  return rings[0];
+}
+
+}  // namespace
+
+FluidRing::FluidRing(Simulator& sim, Network& network, std::vector<std::vector<std::int32_t>> rings,
+                     CollectiveOp op, Bytes size, Duration base_latency, Duration step_latency,
+                     std::uint32_t first_queue_pair)
+    : CollectiveAlgorithm(sim, network, members_of(rings), std::nullopt, NcclAlgorithm::kRing),
+      rings_(std::move(rings)),
+      op_(op),
+      size_(size),
+      base_latency_(base_latency),
+      step_latency_(step_latency),
+      first_queue_pair_(first_queue_pair),
+      yet_to_join_(static_cast<std::int64_t>(participants().size())) {
+  if (op != CollectiveOp::kAllReduce && op != CollectiveOp::kReduceScatter &&
+      op != CollectiveOp::kAllGather) {
+    throw std::invalid_argument("a fluid ring runs all-reduce, reduce-scatter or all-gather");
+  }
+  std::vector<std::int64_t> per_rank(static_cast<std::size_t>(network.endpoint_count()), 0);
+  if (rings_[0].size() > 1) {
+    for (const std::vector<std::int32_t>& ring : rings_) {
+      for (const std::int32_t rank : ring) per_rank[static_cast<std::size_t>(rank)] += 2;
+    }
+  }
+  expect_transfers(std::move(per_rank));
+}
+
+void FluidRing::launch(std::int32_t /*rank*/) {
+  if (--yet_to_join_ > 0) return;
+  const auto n = static_cast<std::int64_t>(rings_[0].size());
+  if (n == 1) return;
+  const std::int64_t steps = op_ == CollectiveOp::kAllReduce ? 2 * (n - 1) : n - 1;
+  schedule_counted<&FluidRing::stream>(sim_.now() + base_latency_ + step_latency_ * steps, this);
+}
+
+void FluidRing::stream() {
+  event_ran();
+  if (!running()) return;
+  const auto n = static_cast<std::int64_t>(rings_[0].size());
+  const std::int64_t steps = op_ == CollectiveOp::kAllReduce ? 2 * (n - 1) : n - 1;
+  const auto channels = static_cast<std::int64_t>(rings_.size());
+  for (std::int64_t c = 0; c < channels; ++c) {
+    const std::vector<std::int32_t>& ring = rings_[static_cast<std::size_t>(c)];
+    // Each step passes one n-th of the channel's share across every link of its ring.
+    const Bytes share = even_share(size_, channels, c);
+    const Bytes streamed((share.count() + n - 1) / n * steps);
+    for (std::int64_t p = 0; p < n; ++p) {
+      send(ring[static_cast<std::size_t>(p)], ring[static_cast<std::size_t>((p + 1) % n)], streamed,
+           first_queue_pair_ + static_cast<std::uint32_t>(c), 0);
+    }
+  }
+}
+
+void FluidRing::arrived(const Message& /*message*/, Time /*ready*/, std::uint64_t /*tag*/) {}
+
+}  // namespace lockstep

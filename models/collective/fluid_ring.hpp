@@ -1,0 +1,49 @@
+// NCCL's ring as a fluid: each rank streams to the next, in one transfer per channel, every byte
+// the ring passes across that link (2(n-1)/n of its channel's share for all-reduce, (n-1)/n for
+// reduce-scatter and all-gather), the way NCCL's pipelined ring keeps every link busy in steady
+// state. It is what a flow-level network needs of a ring over many ranks: n transfers instead of
+// the 2(n-1) n of a step-by-step ring (ring_collective.hpp), each at its max-min fair rate, so a
+// slow or shared link still paces the ring (the collective ends with its slowest transfer) while a
+// data-parallel ring of 128 ranks costs 128 flows, not 32,512.
+//
+// Since every step of a ring needs every rank, nothing flows until the last rank has joined; then,
+// as in the alpha-beta model, the latencies come first (`base_latency` once, NCCL's per-collective
+// cost, and `step_latency` per step: the path's propagation and NCCL's per-step cost, which the
+// caller knows) and the bytes follow. On an idle
+// non-blocking fabric it takes the ring's alpha-beta time. Left out: the ring's start-up, in which
+// links carry less than in steady state, and the chunk granularity that lets a late rank's
+// neighbours make some progress before it joins.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "models/collective/collective_algorithm.hpp"
+#include "models/collective/collective_op.hpp"
+
+namespace lockstep {
+
+class FluidRing final : public CollectiveAlgorithm {
+ public:
+  // One ring per channel, each listing the same distinct endpoints of `network`; channel c uses
+  // queue pair first_queue_pair + c. Throws std::invalid_argument for an op other than all-reduce,
+  // reduce-scatter or all-gather, without a ring, or for rings that differ in their members.
+  FluidRing(Simulator& sim, Network& network, std::vector<std::vector<std::int32_t>> rings,
+            CollectiveOp op, Bytes size, Duration base_latency, Duration step_latency,
+            std::uint32_t first_queue_pair = 0);
+
+ private:
+  void launch(std::int32_t rank) override;
+  void arrived(const Message& message, Time ready, std::uint64_t tag) override;
+  void stream();
+
+  std::vector<std::vector<std::int32_t>> rings_;
+  CollectiveOp op_;
+  Bytes size_;
+  Duration base_latency_;
+  Duration step_latency_;
+  std::uint32_t first_queue_pair_;
+  std::int64_t yet_to_join_;
+};
+
+}  // namespace lockstep
