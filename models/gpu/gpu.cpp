@@ -38,6 +38,16 @@ GpuOpId Gpu::launch_kernel(Stream stream, const KernelCost& cost, GpuOpListener*
   return enqueue(stream, Op{.kind = Op::Kind::kKernel, .listener = listener, .cost = cost});
 }
 
+GpuOpId Gpu::launch_kernels(Stream stream, std::span<const KernelCost> kernels,
+                            GpuOpListener* listener) {
+  LOCKSTEP_CHECK(!kernels.empty(), sim_.now(), "gpu", "a kernel sequence without a kernel");
+  return enqueue(stream,
+                 Op{.kind = Op::Kind::kKernel,
+                    .listener = listener,
+                    .cost = kernels.front(),
+                    .sequence = kernels.size() > 1 ? kernels : std::span<const KernelCost>()});
+}
+
 GpuOpId Gpu::enqueue_external(Stream stream, GpuOpListener& listener) {
   return enqueue(stream, Op{.kind = Op::Kind::kExternal, .listener = &listener});
 }
@@ -83,9 +93,10 @@ void Gpu::set_clock(ClockFactor clock) {
   const Time now = sim_.now();
   for (Queue* q : {&compute_, &communication_}) {
     if (!q->head_running || q->ops.front().kind != Op::Kind::kKernel) continue;
+    catch_up(*q, now);
     if (now > q->progress_from) {
-      const Work done =
-          static_cast<Work>((now - q->progress_from).ps()) * work_rate(q->ops.front().cost, clock_);
+      const Work done = static_cast<Work>((now - q->progress_from).ps()) *
+                        work_rate(q->ops.front().kernel(q->kernel_index), clock_);
       q->remaining -= std::min(done, q->remaining);
       q->progress_from = now;
     }
@@ -130,6 +141,7 @@ void Gpu::start_head(Queue& q) {
       q.head_running = true;
       q.head_started = sim_.now();
       if (head.kind == Op::Kind::kKernel) {
+        q.kernel_index = 0;
         q.progress_from = sim_.now() + head.cost.launch;
         q.remaining = total_work(head.cost);
         arm_kernel_end(q);
@@ -154,7 +166,7 @@ void Gpu::finish_head(Queue& q) {
   ++q.finished;
   switch (op.kind) {
     case Op::Kind::kKernel:
-      ++q.counters.kernels;
+      q.counters.kernels += static_cast<std::int64_t>(op.kernel_count());
       q.counters.busy += spent;
       break;
     case Op::Kind::kExternal:
@@ -169,10 +181,33 @@ void Gpu::finish_head(Queue& q) {
   advance();
 }
 
+Time Gpu::kernel_end(const Queue& q) const {
+  const Work rate = work_rate(q.ops.front().kernel(q.kernel_index), clock_);
+  return q.progress_from + Duration::ps(static_cast<std::int64_t>((q.remaining + rate - 1) / rate));
+}
+
+void Gpu::catch_up(Queue& q, Time now) {
+  const Op& head = q.ops.front();
+  for (Time end = kernel_end(q); q.kernel_index + 1 < head.kernel_count() && end <= now;
+       end = kernel_end(q)) {
+    const KernelCost& next = head.kernel(++q.kernel_index);
+    q.progress_from = end + next.launch;
+    q.remaining = total_work(next);
+  }
+}
+
 void Gpu::arm_kernel_end(Queue& q) {
-  const Work rate = work_rate(q.ops.front().cost, clock_);
-  const auto left = static_cast<std::int64_t>((q.remaining + rate - 1) / rate);
-  q.done.arm_at(q.progress_from + Duration::ps(left));
+  // The kernels after the current one run, each after its launch gap, at the clock as it is now;
+  // a clock change re-arms from where the sequence has got to (catch_up).
+  const Op& head = q.ops.front();
+  Time end = kernel_end(q);
+  for (std::size_t i = q.kernel_index + 1; i < head.kernel_count(); ++i) {
+    const KernelCost& next = head.kernel(i);
+    const Work rate = work_rate(next, clock_);
+    end +=
+        next.launch + Duration::ps(static_cast<std::int64_t>((total_work(next) + rate - 1) / rate));
+  }
+  q.done.arm_at(end);
 }
 
 void Gpu::on_kernel_done(std::uint64_t stream) {

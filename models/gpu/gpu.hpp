@@ -6,6 +6,9 @@
 // Operations:
 // - a kernel, described by its KernelCost (kernel_time.hpp): it holds its stream for
 //   launch + max(compute / clock, memory), at whatever the clock is while it runs;
+// - a sequence of kernels run back to back as one operation, timed exactly as launching each in
+//   turn (one event at its end, which a clock change moves, instead of one per kernel: how a
+//   training job runs the kernels between two collectives);
 // - an external operation, such as a collective: when it reaches the head of its stream the GPU
 //   tells its listener to begin, and the caller reports its end with finish_external;
 // - a wait for an event. An event is a position in a stream's queue, reached once that stream has
@@ -30,6 +33,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <span>
 
 #include "models/gpu/clock_factor.hpp"
 #include "models/gpu/gpu_spec.hpp"
@@ -72,6 +76,12 @@ class Gpu {
   Gpu& operator=(const Gpu&) = delete;
 
   GpuOpId launch_kernel(Stream stream, const KernelCost& cost, GpuOpListener* listener = nullptr);
+  // `kernels` back to back as one operation: every kernel starts and ends exactly when launching
+  // each in turn would have it (clock changes included), with one start and one finish for the
+  // whole and one event at its end instead of one per kernel. `kernels` (at least one) must
+  // outlive the operation.
+  GpuOpId launch_kernels(Stream stream, std::span<const KernelCost> kernels,
+                         GpuOpListener* listener = nullptr);
   GpuOpId enqueue_external(Stream stream, GpuOpListener& listener);
   // Ends the external operation `id`, which must be running.
   void finish_external(GpuOpId id);
@@ -97,7 +107,15 @@ class Gpu {
     GpuOpId id = 0;
     GpuOpListener* listener = nullptr;
     KernelCost cost{};
+    std::span<const KernelCost> sequence{};  // launch_kernels: the kernels, run in turn
     StreamEvent awaited{};
+
+    [[nodiscard]] std::size_t kernel_count() const {
+      return sequence.empty() ? 1 : sequence.size();
+    }
+    [[nodiscard]] const KernelCost& kernel(std::size_t index) const {
+      return sequence.empty() ? cost : sequence[index];
+    }
   };
 
   struct Queue {
@@ -109,7 +127,9 @@ class Gpu {
     std::uint64_t finished = 0;
     bool head_running = false;
     Time head_started;
-    // The kernel at the head: where its unaccounted progress starts, and its work left then.
+    // The kernel at the head (of its sequence): where its unaccounted progress starts, and its
+    // work left then.
+    std::size_t kernel_index = 0;
     Time progress_from;
     Work remaining = 0;
     Timer done;
@@ -129,6 +149,10 @@ class Gpu {
   void start_head(Queue& queue);
   void finish_head(Queue& queue);
   void arm_kernel_end(Queue& queue);
+  // The end of the head's current kernel at the current clock.
+  [[nodiscard]] Time kernel_end(const Queue& queue) const;
+  // Moves the head's sequence on to the kernel running at `now`.
+  void catch_up(Queue& queue, Time now);
   void on_kernel_done(std::uint64_t stream);
 
   Simulator& sim_;

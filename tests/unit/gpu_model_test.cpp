@@ -338,3 +338,58 @@ TEST_CASE("gpu: finishing an external operation that is not running is an invari
 
 }  // namespace
 }  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+// Kernels launched as one sequence end exactly when the same kernels launched one by one do, at
+// whatever clock changes come in the middle of one kernel, in a launch gap or at a boundary. The
+// shapes and clock changes are drawn from a fixed linear congruential sequence (reproducible).
+TEST_CASE("gpu: a kernel sequence ends exactly when its kernels launched one by one end") {
+  std::uint64_t state = 12345;
+  auto draw = [&state](std::uint64_t below) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (state >> 33) % below;
+  };
+  for (int trial = 0; trial < 300; ++trial) {
+    CAPTURE(trial);
+    std::vector<KernelCost> kernels;
+    const std::uint64_t count = 1 + draw(6);
+    for (std::uint64_t k = 0; k < count; ++k) {
+      kernels.push_back(kernel(Duration::ns(static_cast<std::int64_t>(draw(3) * draw(40'000))),
+                               Duration::ns(static_cast<std::int64_t>(draw(2) * draw(40'000))),
+                               Duration::ns(static_cast<std::int64_t>(draw(3) * 1'000))));
+    }
+    struct Change {
+      Time at;
+      std::int64_t ppm;
+    };
+    std::vector<Change> changes;
+    for (std::uint64_t c = draw(4); c > 0; --c) {
+      changes.push_back(Change{Time::from_ps(static_cast<std::int64_t>(draw(200'000'000))),
+                               static_cast<std::int64_t>(300'000 + draw(700'001))});
+    }
+    auto end_of = [&](bool as_sequence) {
+      Simulator sim;
+      Gpu gpu(sim, spec_of("h100"));
+      ClockChanger changer{gpu};
+      for (const Change& c : changes) {
+        sim.schedule<&ClockChanger::to_ppm>(c.at, &changer, c.ppm);
+      }
+      Spans spans;
+      if (as_sequence) {
+        (void)gpu.launch_kernels(Stream::kCompute, kernels, &spans);
+      } else {
+        for (const KernelCost& k : kernels) (void)gpu.launch_kernel(Stream::kCompute, k, &spans);
+      }
+      (void)sim.run();
+      REQUIRE(spans.finished.size() == (as_sequence ? 1 : kernels.size()));
+      CHECK(gpu.counters(Stream::kCompute).kernels == static_cast<std::int64_t>(kernels.size()));
+      return spans.finished.back();
+    };
+    CHECK(end_of(true) == end_of(false));
+  }
+}
+
+}  // namespace
+}  // namespace lockstep
