@@ -56,6 +56,7 @@ class BoundedQueue {
 struct Instruction {
   enum class Kind : std::uint8_t {
     kKernel,
+    kKernelRun,       // kernels between two collectives, as one GPU operation
     kTensor,          // a tensor- or context-parallel collective of a layer
     kReceive,         // from the neighbouring pipeline stage
     kSend,            // to it
@@ -72,6 +73,21 @@ struct Instruction {
   std::int32_t peer = 0;  // receive/send: the other side's virtual stage
   std::int64_t parameters = 0;
   const LayerOp* op = nullptr;
+  const struct KernelRun* run = nullptr;
+};
+
+// Consecutive kernels of an op list, which a rank whose ops are not recorded launches as one
+// sequence (gpu.hpp: the same times, one event instead of one per kernel).
+struct KernelRun {
+  std::vector<KernelCost> costs;
+  double counted_flops = 0.0;
+};
+
+// An op list as a rank that does not record it runs it: its collectives one by one, the kernels
+// between them as runs.
+struct FusedOp {
+  const LayerOp* collective = nullptr;
+  const KernelRun* kernels = nullptr;
 };
 
 struct CollectiveKey {
@@ -124,6 +140,7 @@ class TrainingJob::Impl {
   // `instruction` itself.
   struct Piece {
     const std::vector<LayerOp>* ops = nullptr;
+    const std::vector<FusedOp>* fused = nullptr;  // instead of `ops`, when not recorded
     Instruction instruction;
   };
   // What one rank has spent its step on so far.
@@ -211,6 +228,8 @@ class TrainingJob::Impl {
   // Set-up.
   void check_memory();
   void build_groups();
+  // Each op list of the layer program as runs of kernels between its collectives.
+  void fuse_kernels();
   [[nodiscard]] std::int32_t member_rank(std::int32_t group, std::int32_t member) const {
     return group_ranks_[static_cast<std::size_t>(group)][static_cast<std::size_t>(member)];
   }
@@ -265,6 +284,8 @@ class TrainingJob::Impl {
   GpuSpec gpu_spec_;
   KernelModel kernels_;
   LayerProgram program_;
+  std::deque<KernelRun> kernel_runs_;  // stable addresses for FusedOp
+  std::unordered_map<const std::vector<LayerOp>*, std::vector<FusedOp>> fused_;
   std::int64_t bucket_capacity_ = 0;
   Bytes activation_bytes_;  // what a stage hands the next per micro-batch, per rank
   std::vector<std::vector<PipelineAction>> actions_;  // by stage
@@ -457,6 +478,7 @@ TrainingJob::Impl::Impl(Simulator& sim, const TrainingJobConfig& config, Cluster
         ClockFactor::ppm(std::llround(slow.clock * ClockFactor::kFull)));
   }
   build_groups();
+  fuse_kernels();
   check_memory();
   if (config.storage) {
     const std::int32_t nodes = cluster.ranks() / cluster.gpus_per_node();
@@ -522,6 +544,28 @@ void TrainingJob::Impl::build_groups() {
   assign(data_groups, &RankState::data_group, &RankState::data_member);
 }
 
+void TrainingJob::Impl::fuse_kernels() {
+  for (const std::vector<LayerOp>* ops :
+       {&program_.layer_forward(), &program_.layer_backward(), &program_.embedding_forward(),
+        &program_.embedding_backward(), &program_.head_forward(), &program_.head_backward()}) {
+    std::vector<FusedOp>& fused = fused_[ops];
+    KernelRun* run = nullptr;
+    for (const LayerOp& op : *ops) {
+      if (op.kind != LayerOp::Kind::kKernel) {
+        fused.push_back(FusedOp{&op, nullptr});
+        run = nullptr;
+        continue;
+      }
+      if (run == nullptr) {
+        run = &kernel_runs_.emplace_back();
+        fused.push_back(FusedOp{nullptr, run});
+      }
+      run->costs.push_back(op.cost);
+      run->counted_flops += static_cast<double>(op.counted.count());
+    }
+  }
+}
+
 void TrainingJob::Impl::check_memory() {
   for (std::int32_t r = 0; r < world_; ++r) {
     const RankState& state = ranks_[static_cast<std::size_t>(r)];
@@ -562,7 +606,8 @@ void TrainingJob::Impl::start() {
 void TrainingJob::Impl::append_ops(RankState& r, const std::vector<LayerOp>& ops,
                                    std::int32_t micro_batch, std::int32_t chunk,
                                    std::int32_t layer) {
-  Piece piece{&ops, Instruction{}};
+  const bool recorded = r.recording && r.step < config_.record_ops.steps;
+  Piece piece{recorded ? &ops : nullptr, recorded ? nullptr : &fused_.at(&ops), Instruction{}};
   piece.instruction.micro_batch = micro_batch;
   piece.instruction.chunk = chunk;
   piece.instruction.layer = layer;
@@ -585,14 +630,14 @@ void TrainingJob::Impl::build_action(RankState& r) {
     i.micro_batch = mb;
     i.chunk = action.chunk;
     i.peer = peer_vs;
-    r.program.push_back(Piece{nullptr, i});
+    r.program.push_back(Piece{nullptr, nullptr, i});
   };
   auto gradients = [&](std::int64_t parameters) {
     if (mb != micro_batches_ - 1) return;
     Instruction i;
     i.kind = Instruction::Kind::kGradientsReady;
     i.parameters = parameters;
-    r.program.push_back(Piece{nullptr, i});
+    r.program.push_back(Piece{nullptr, nullptr, i});
   };
   const std::int32_t tp = config_.parallelism.tensor;
   if (action.kind == PipelineAction::Kind::kForward) {
@@ -621,7 +666,7 @@ void TrainingJob::Impl::build_action(RankState& r) {
   if (mb == micro_batches_ - 1) {
     Instruction flush;
     flush.kind = Instruction::Kind::kFlushBucket;
-    r.program.push_back(Piece{nullptr, flush});
+    r.program.push_back(Piece{nullptr, nullptr, flush});
   }
   if (vs > 0) transfer(Instruction::Kind::kSend, false, vs - 1);
 }
@@ -632,10 +677,10 @@ void TrainingJob::Impl::build_tail(RankState& r) {
   r.next_op = 0;
   Instruction optimizer;
   optimizer.kind = Instruction::Kind::kOptimizer;
-  r.program.push_back(Piece{nullptr, optimizer});
+  r.program.push_back(Piece{nullptr, nullptr, optimizer});
   Instruction end;
   end.kind = Instruction::Kind::kStepEnd;
-  r.program.push_back(Piece{nullptr, end});
+  r.program.push_back(Piece{nullptr, nullptr, end});
 }
 
 void TrainingJob::Impl::begin_step(std::int32_t rank) {
@@ -696,20 +741,30 @@ void TrainingJob::Impl::feed(std::int32_t rank) {
       continue;
     }
     const Piece& piece = r.program[r.next];
-    if (piece.ops == nullptr) {
+    if (piece.ops == nullptr && piece.fused == nullptr) {
       ++r.next;
       enqueue(rank, piece.instruction);
       continue;
     }
-    if (r.next_op == piece.ops->size()) {
+    const std::size_t length = piece.ops != nullptr ? piece.ops->size() : piece.fused->size();
+    if (r.next_op == length) {
       ++r.next;
       r.next_op = 0;
       continue;
     }
     Instruction instruction = piece.instruction;
-    instruction.op = &(*piece.ops)[r.next_op++];
-    instruction.kind = instruction.op->kind == LayerOp::Kind::kKernel ? Instruction::Kind::kKernel
-                                                                      : Instruction::Kind::kTensor;
+    if (piece.ops != nullptr) {
+      instruction.op = &(*piece.ops)[r.next_op++];
+      instruction.kind = instruction.op->kind == LayerOp::Kind::kKernel
+                             ? Instruction::Kind::kKernel
+                             : Instruction::Kind::kTensor;
+    } else {
+      const FusedOp& fused = (*piece.fused)[r.next_op++];
+      instruction.op = fused.collective;
+      instruction.run = fused.kernels;
+      instruction.kind =
+          fused.collective != nullptr ? Instruction::Kind::kTensor : Instruction::Kind::kKernelRun;
+    }
     enqueue(rank, instruction);
   }
 }
@@ -766,6 +821,9 @@ void TrainingJob::Impl::enqueue(std::int32_t rank, const Instruction& instructio
   switch (instruction.kind) {
     case Instruction::Kind::kKernel:
       q.id = gpu.launch_kernel(Stream::kCompute, instruction.op->cost, r.listener.get());
+      break;
+    case Instruction::Kind::kKernelRun:
+      q.id = gpu.launch_kernels(Stream::kCompute, instruction.run->costs, r.listener.get());
       break;
     case Instruction::Kind::kTensor: {
       const bool tensor = instruction.op->group == CommGroup::kTensor;
@@ -846,7 +904,10 @@ void TrainingJob::Impl::op_started(std::int32_t rank, GpuOpId id, Time at) {
   const bool on_compute = !r.compute.empty() && r.compute.front().id == id;
   Queued& q = on_compute ? r.compute.front() : r.communication.front();
   const Instruction& i = q.instruction;
-  if (i.kind == Instruction::Kind::kKernel || i.kind == Instruction::Kind::kOptimizer) return;
+  if (i.kind == Instruction::Kind::kKernel || i.kind == Instruction::Kind::kKernelRun ||
+      i.kind == Instruction::Kind::kOptimizer) {
+    return;
+  }
   if (i.kind == Instruction::Kind::kStepEnd) {
     r.gpu->finish_external(id);
     return;
@@ -940,6 +1001,10 @@ void TrainingJob::Impl::op_finished(std::int32_t rank, GpuOpId id, Time started,
       t.compute += took;
       t.counted_flops += static_cast<double>(q.instruction.op->counted.count());
       break;
+    case Instruction::Kind::kKernelRun:
+      t.compute += took;
+      t.counted_flops += q.instruction.run->counted_flops;
+      break;
     case Instruction::Kind::kOptimizer:
       // What the stream waited for before it: the gradients' reduction not hidden by backward.
       t.dp += started - r.last_compute_end;
@@ -1007,6 +1072,7 @@ void TrainingJob::Impl::record_op(const RankState& r, std::int32_t rank, const Q
       name = "step_end";
       break;
     case Instruction::Kind::kFlushBucket:
+    case Instruction::Kind::kKernelRun:  // runs only where ops are not recorded
       break;
   }
   ops_.append(TrainingOpRow{rank, r.step, i.micro_batch, r.stage, i.layer,
