@@ -79,6 +79,21 @@ void Cluster::finish() {
   if (flows_) flows_->finish();
 }
 
+BitRate Cluster::host_path_rate(std::int32_t endpoint) const {
+  const Topology& topology = routing_.topology();
+  const HostsConfig& hosts = spec_.hosts;
+  const bool sockets = hosts.transport == FabricTransport::kSocket;
+  if (sockets && hosts.socket_interface)
+    return std::min(*hosts.socket_interface, kSocketThroughput);
+  BitRate rate = topology.cable(topology.ports(endpoint)[0].cable).rate;
+  const std::vector<std::int32_t> staged = host_staged_nics(hosts, topology.endpoint_count());
+  if (std::find(staged.begin(), staged.end(), endpoint) != staged.end()) {
+    rate = BitRate::bps(std::max<std::int64_t>(
+        1, static_cast<std::int64_t>(static_cast<double>(rate.bps()) * kHostStagedShare)));
+  }
+  return sockets ? std::min(rate, kSocketThroughput) : rate;
+}
+
 template <class FabricNetwork>
 void Cluster::limit_host_paths(FabricNetwork& network) const {
   const Topology& topology = routing_.topology();

@@ -56,6 +56,9 @@ class Cluster {
   // The fabric at its level: one of the two is set.
   [[nodiscard]] PacketNetwork* packet_fabric() { return packets_.get(); }
   [[nodiscard]] FlowNetwork* flow_fabric() { return flows_.get(); }
+  // What the endpoint's host path (GPU or host memory to its NIC) carries each way as the scenario
+  // built it: the NIC's line rate, or less for a host-staged NIC or over sockets.
+  [[nodiscard]] BitRate host_path_rate(std::int32_t endpoint) const;
   // Whether ranks a and b can exchange data both ways: on one server, or over the fabric.
   [[nodiscard]] bool connected(std::int32_t a, std::int32_t b) const;
 

@@ -78,6 +78,7 @@ GpuOpId Gpu::enqueue(Stream stream, Op op) {
 }
 
 void Gpu::finish_external(GpuOpId id) {
+  if (failed_) return;
   for (Queue* q : {&compute_, &communication_}) {
     if (q->head_running && q->ops.front().id == id) {
       LOCKSTEP_CHECK(q->ops.front().kind == Op::Kind::kExternal, sim_.now(), "gpu",
@@ -90,6 +91,7 @@ void Gpu::finish_external(GpuOpId id) {
 }
 
 void Gpu::set_clock(ClockFactor clock) {
+  if (failed_) return;
   const Time now = sim_.now();
   for (Queue* q : {&compute_, &communication_}) {
     if (!q->head_running || q->ops.front().kind != Op::Kind::kKernel) continue;
@@ -107,8 +109,14 @@ void Gpu::set_clock(ClockFactor clock) {
   }
 }
 
+void Gpu::fail() {
+  failed_ = true;
+  compute_.done.cancel();
+  communication_.done.cancel();
+}
+
 void Gpu::advance_soon() {
-  if (advance_scheduled_) return;
+  if (advance_scheduled_ || failed_) return;
   advance_scheduled_ = true;
   sim_.schedule<&Gpu::on_advance_event>(sim_.now(), this);
 }
@@ -125,6 +133,7 @@ void Gpu::advance() {
     advance_again_ = true;
     return;
   }
+  if (failed_) return;
   advancing_ = true;
   do {
     advance_again_ = false;

@@ -93,6 +93,10 @@ class Gpu {
 
   void set_clock(ClockFactor clock);
   [[nodiscard]] ClockFactor clock() const { return clock_; }
+  // The GPU stops for good (an Xid: it fell off the bus, or its HBM failed): the operations
+  // running now never finish, nothing enqueued starts, and its listeners hear nothing more.
+  void fail();
+  [[nodiscard]] bool failed() const { return failed_; }
 
   [[nodiscard]] const KernelModel& kernels() const { return kernels_; }
   [[nodiscard]] const StreamCounters& counters(Stream stream) const;
@@ -164,6 +168,7 @@ class Gpu {
   bool advance_scheduled_ = false;
   bool advancing_ = false;
   bool advance_again_ = false;
+  bool failed_ = false;
 };
 
 }  // namespace lockstep

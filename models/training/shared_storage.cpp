@@ -50,6 +50,16 @@ void SharedStorage::start_flowing(std::uint64_t id) {
   arm_next_completion();
 }
 
+void SharedStorage::set_rates(BitRate aggregate, BitRate per_node) {
+  LOCKSTEP_CHECK(aggregate.bps() > 0 && per_node.bps() > 0, sim_.now(), "shared storage",
+                 "a file system rate must be positive");
+  advance_to_now();
+  spec_.aggregate = aggregate;
+  spec_.per_node = per_node;
+  share_bandwidth();
+  arm_next_completion();
+}
+
 // Called when the earliest completion is due; every transfer whose last byte has moved by now ends
 // here, in request order, after the survivors' shares are settled, so a callback that starts a new
 // transfer sees a consistent state.

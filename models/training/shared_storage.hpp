@@ -63,6 +63,11 @@ class SharedStorage {
   // ends after the latency.
   void transfer(std::int32_t node, Bytes size, Done done);
 
+  // The servers' aggregate and each node's client limit change now (a degraded file system, and
+  // its recovery); transfers in flight go on at their new shares.
+  void set_rates(BitRate aggregate, BitRate per_node);
+  [[nodiscard]] const StorageSpec& spec() const { return spec_; }
+
   [[nodiscard]] Bytes bytes_moved() const { return bytes_moved_; }  // by completed transfers
   [[nodiscard]] std::int32_t active() const { return active_; }     // requested and not yet done
   [[nodiscard]] std::int32_t nodes() const { return static_cast<std::int32_t>(flowing_.size()); }

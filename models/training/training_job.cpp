@@ -37,6 +37,7 @@ class BoundedQueue {
   [[nodiscard]] bool empty() const { return size_ == 0; }
   [[nodiscard]] std::size_t size() const { return size_; }
   [[nodiscard]] T& front() { return slots_[head_]; }
+  [[nodiscard]] const T& front() const { return slots_[head_]; }
   void push_back(const T& value) {
     assert(size_ < N);
     slots_[(head_ + size_) % N] = value;
@@ -123,16 +124,24 @@ const char* communicator_name(Communicator c) {
 class TrainingJob::Impl {
  public:
   Impl(Simulator& sim, const TrainingJobConfig& config, Cluster& cluster, const ClusterSpec& spec,
-       NetworkModel level, RecordBackend& output);
+       NetworkModel level, RecordBackend& output, const JobDefences& defences, DefenceLog& log);
 
   void start();
   void flush();
+  void declare_hung();
+  void set_gpu_clock(std::int32_t gpu, ClockFactor clock);
+  void fail_gpu(std::int32_t gpu, const std::string& cause);
+  [[nodiscard]] Goodput goodput() const;
+  [[nodiscard]] const std::vector<std::int32_t>& gpus_in_use() const { return gpu_of_rank_; }
+  [[nodiscard]] SharedStorage* storage() { return storage_.get(); }
   [[nodiscard]] TrainingJobSummary summary() const;
   [[nodiscard]] std::string report() const;
 
   std::function<void()> on_done;
+  std::function<void(std::int64_t)> on_step_begins;
   std::int64_t steps_completed = 0;
   std::int64_t steps = 0;
+  JobOutcome outcome = JobOutcome::kRunning;
 
  private:
   // A run of a rank's program: every op of `ops` (kernels and collectives of one layer, the
@@ -159,6 +168,8 @@ class TrainingJob::Impl {
     Time joined;
     // Known once the last member has joined: the part spent waiting for the others.
     Duration waited;
+    // Set while the rank is inside the collective: it joined, and its part is not over.
+    Collective* collective = nullptr;
   };
 
   class Rank final : public GpuOpListener {
@@ -210,7 +221,26 @@ class TrainingJob::Impl {
     std::int32_t ranks_done = 0;
     std::int64_t slowest_rank = 0;
     Duration most_busy = Duration::ps(-1);
+    Duration checkpoint_stall;
     double counted_flops = 0.0;
+    TrainingRankStepRow slowest_row{};
+  };
+
+  // What a stopped attempt leaves behind, kept to the end of the run: its GPUs have events
+  // pending, and its collectives and data reads messages in flight, that must find their targets.
+  struct Remains {
+    std::vector<std::unique_ptr<Gpu>> gpus;
+    std::vector<std::unique_ptr<Rank>> listeners;
+    std::vector<std::unique_ptr<Collective>> collectives;
+    std::unique_ptr<JobCommunicators> communicators;
+    std::unique_ptr<DataLoader> loader;
+  };
+
+  // A job rank inside a collective: since when, and the collective's job ranks that never joined.
+  struct Wait {
+    std::int32_t rank = -1;
+    Stream stream = Stream::kCompute;
+    Time since = Time::max();
   };
 
   struct Rendezvous {
@@ -225,7 +255,9 @@ class TrainingJob::Impl {
     std::vector<std::int32_t> waiting;
   };
 
-  // Set-up.
+  // Set-up, at the start and again at each restart.
+  void make_ranks();
+  void make_loader(std::int64_t first_step);
   void check_memory();
   void build_groups();
   // Each op list of the layer program as runs of kernels between its collectives.
@@ -263,13 +295,35 @@ class TrainingJob::Impl {
   void record_op(const RankState& r, std::int32_t rank, const Queued& q, Time start, Time end);
   void step_over(std::int32_t rank);
   void checkpoint(std::int32_t rank);
-  void copied_to_host(std::int32_t rank);
+  void copied_to_host(std::uint64_t attempt_and_rank);
   void report_done() {
     if (on_done) on_done();
   }
   void finish_step(std::int32_t rank, Duration checkpoint_stall);
+  void checkpoint_written(std::int64_t step);
   void sweep_settled();
   [[nodiscard]] Bytes checkpoint_bytes(std::int32_t rank) const;
+  [[nodiscard]] std::int32_t node_of_gpu(std::int32_t gpu) const {
+    return gpu / cluster_.gpus_per_node();
+  }
+
+  // Defences.
+  // The oldest wait inside a collective of a rank whose GPU still works.
+  [[nodiscard]] Wait oldest_wait() const;
+  void arm_watchdog();
+  void watchdog_check(std::uint64_t attempt);
+  void health_check(std::uint64_t attempt);
+  // Whether it drained a node (and so stopped the job).
+  bool detect_stragglers(std::int64_t step);
+  // The job ranks of `q`'s collective that had not joined it or whose GPU is lost: those a real
+  // NCCL timeout leaves silent. Empty when all joined and live.
+  [[nodiscard]] std::vector<std::int32_t> never_arrived(const Queued& q) const;
+  [[nodiscard]] std::string wait_description(const Queued& q) const;
+  // Stops every rank and collective of this attempt, then restarts or ends the job as `outcome`.
+  void stop(JobOutcome outcome_if_not_restarted);
+  void restart(std::uint64_t attempt);
+  void end_as(JobOutcome result);
+  void record_blocked_ranks();
 
   Simulator& sim_;
   TrainingJobConfig config_;
@@ -291,7 +345,7 @@ class TrainingJob::Impl {
   std::vector<std::vector<PipelineAction>> actions_;  // by stage
   std::vector<std::int32_t> gpu_of_rank_;
   std::vector<std::int64_t> rank_parameters_;  // by stage
-  JobCommunicators communicators_;
+  std::unique_ptr<JobCommunicators> communicators_;
   std::vector<std::vector<std::int32_t>> group_ranks_;  // by communicator id: job rank of a member
   std::vector<RankState> ranks_;
   std::unordered_map<CollectiveKey, Rendezvous, CollectiveKeyHash> open_;
@@ -299,11 +353,40 @@ class TrainingJob::Impl {
   std::size_t closed_at_last_sweep_ = 0;
   std::unordered_map<std::int64_t, StepTotals> step_totals_;
   std::int32_t ranks_finished_ = 0;
+  // Faults and defences.
+  NetworkModel level_;
+  ClusterSpec spec_;
+  JobDefences defences_;
+  DefenceLog& log_;
+  std::vector<ClockFactor> gpu_clock_;          // by the cluster's GPU
+  std::vector<char> gpu_failed_;                // by the cluster's GPU
+  std::vector<char> node_drained_;              // by the cluster's node
+  std::vector<std::optional<Time>> failed_at_;  // by the cluster's GPU
+  std::vector<std::string> failure_cause_;      // by the cluster's GPU
+  std::uint64_t attempt_ = 0;
+  std::vector<Remains> remains_;
+  bool watchdog_armed_ = false;
+  bool health_check_armed_ = false;
+  // The straggler detector's window: each rank's own work in the last steps, oldest first.
+  std::vector<std::deque<Duration>> recent_work_;
+  // Goodput.
+  std::vector<Duration> kept_step_time_;         // by step, of the steps the job keeps
+  std::vector<Duration> kept_checkpoint_stall_;  // by step
+  std::int64_t step_rows_ = 0;
+  Duration restarting_;
+  std::int64_t interruptions_ = 0;
+  std::int64_t checkpointed_steps_ = 0;  // steps the last complete checkpoint holds
+  std::int32_t job_nodes_ = 0;           // nodes the job's ranks are on
+  std::string incident_;                 // what stopped or hung the job last, for people
+  std::unordered_map<std::int64_t, std::int32_t> checkpoint_writes_left_;  // by step
+  Table<BlockedRankRow> blocked_;
+  Table<GoodputRow> goodput_;
   bool out_of_memory_ = false;
   std::vector<MemoryFootprint> footprints_;  // by rank
   // Storage, data and checkpoints.
   std::unique_ptr<SharedStorage> storage_;
   std::unique_ptr<DataLoader> loader_;
+  std::int64_t loader_first_step_ = 0;  // the step of the loader's batch 0
   std::vector<ReplicaData> replicas_;
   std::int32_t at_checkpoint_ = 0;
   std::vector<Time> checkpoint_arrival_;        // by rank
@@ -407,7 +490,8 @@ std::optional<std::string> training_plan_problem(const TrainingJobConfig& config
 }
 
 TrainingJob::Impl::Impl(Simulator& sim, const TrainingJobConfig& config, Cluster& cluster,
-                        const ClusterSpec& spec, NetworkModel level, RecordBackend& output)
+                        const ClusterSpec& spec, NetworkModel level, RecordBackend& output,
+                        const JobDefences& defences, DefenceLog& log)
     : steps(config.steps),
       sim_(sim),
       config_(config),
@@ -423,7 +507,18 @@ TrainingJob::Impl::Impl(Simulator& sim, const TrainingJobConfig& config, Cluster
       gpu_spec_(gpu_of(cluster)),
       kernels_(gpu_spec_),
       program_(model_, shard_of(config), config.recompute, kernels_),
-      communicators_(sim, cluster, spec, level),
+      communicators_(std::make_unique<JobCommunicators>(sim, cluster, spec, level)),
+      level_(level),
+      spec_(spec),
+      defences_(defences),
+      log_(log),
+      gpu_clock_(static_cast<std::size_t>(cluster.ranks()), ClockFactor::full()),
+      gpu_failed_(static_cast<std::size_t>(cluster.ranks()), 0),
+      node_drained_(static_cast<std::size_t>(cluster.ranks() / cluster.gpus_per_node()), 0),
+      failed_at_(static_cast<std::size_t>(cluster.ranks())),
+      failure_cause_(static_cast<std::size_t>(cluster.ranks())),
+      blocked_(output, blocked_rank_layout()),
+      goodput_(output, goodput_layout()),
       ops_(output, training_op_layout()),
       rank_steps_(output, training_rank_step_layout()),
       steps_table_(output, training_step_layout()),
@@ -461,47 +556,68 @@ TrainingJob::Impl::Impl(Simulator& sim, const TrainingJobConfig& config, Cluster
   // In floating point: a large model's step passes the 64-bit FLOP count.
   model_flops_ = static_cast<double>(model_sample_flops(model_).count()) *
                  static_cast<double>(config.global_batch);
-  ranks_.resize(static_cast<std::size_t>(world_));
-  for (std::int32_t r = 0; r < world_; ++r) {
-    RankState& state = ranks_[static_cast<std::size_t>(r)];
-    state.gpu_index = gpu_of_rank_[static_cast<std::size_t>(r)];
-    state.stage = layout_.coordinate(r, ParallelDim::kPipeline);
-    state.replica = layout_.coordinate(r, ParallelDim::kData);
-    state.gpu = std::make_unique<Gpu>(sim, gpu_spec_);
-    state.listener = std::make_unique<Rank>(*this, r);
-    const std::vector<std::int32_t>& recorded = config.record_ops.ranks;
-    state.recording =
-        recorded.empty() || std::find(recorded.begin(), recorded.end(), r) != recorded.end();
-  }
   for (const SlowGpu& slow : config.slow_gpus) {
-    ranks_[static_cast<std::size_t>(slow.rank)].gpu->set_clock(
-        ClockFactor::ppm(std::llround(slow.clock * ClockFactor::kFull)));
+    gpu_clock_[static_cast<std::size_t>(gpu_of_rank_[static_cast<std::size_t>(slow.rank)])] =
+        ClockFactor::ppm(std::llround(slow.clock * ClockFactor::kFull));
   }
+  make_ranks();
   build_groups();
   fuse_kernels();
   check_memory();
   if (config.storage) {
     const std::int32_t nodes = cluster.ranks() / cluster.gpus_per_node();
     storage_ = std::make_unique<SharedStorage>(sim, *config.storage, nodes);
-    node_copies_left_.assign(static_cast<std::size_t>(nodes), 0);
-    node_writing_.assign(static_cast<std::size_t>(nodes), 0);
-    waiting_for_write_.resize(static_cast<std::size_t>(nodes));
-    if (config.data) {
-      std::vector<std::int32_t> readers(static_cast<std::size_t>(config.parallelism.data));
-      for (std::int32_t r = world_ - 1; r >= 0; --r) {
-        const RankState& state = ranks_[static_cast<std::size_t>(r)];
-        if (state.stage == 0) {
-          readers[static_cast<std::size_t>(state.replica)] =
-              state.gpu_index / cluster.gpus_per_node();
-        }
-      }
-      loader_ =
-          std::make_unique<DataLoader>(sim, *storage_, *config.data, std::move(readers),
-                                       config.global_batch / config.parallelism.data, config.steps);
-      replicas_.resize(static_cast<std::size_t>(config.parallelism.data));
+    make_loader(0);
+  }
+}
+
+void TrainingJob::Impl::make_ranks() {
+  ranks_.clear();
+  ranks_.resize(static_cast<std::size_t>(world_));
+  for (std::int32_t r = 0; r < world_; ++r) {
+    RankState& state = ranks_[static_cast<std::size_t>(r)];
+    state.gpu_index = gpu_of_rank_[static_cast<std::size_t>(r)];
+    state.stage = layout_.coordinate(r, ParallelDim::kPipeline);
+    state.replica = layout_.coordinate(r, ParallelDim::kData);
+    state.gpu = std::make_unique<Gpu>(sim_, gpu_spec_);
+    state.gpu->set_clock(gpu_clock_[static_cast<std::size_t>(state.gpu_index)]);
+    if (gpu_failed_[static_cast<std::size_t>(state.gpu_index)] != 0) state.gpu->fail();
+    state.listener = std::make_unique<Rank>(*this, r);
+    const std::vector<std::int32_t>& recorded = config_.record_ops.ranks;
+    state.recording =
+        recorded.empty() || std::find(recorded.begin(), recorded.end(), r) != recorded.end();
+  }
+  const auto nodes = static_cast<std::size_t>(cluster_.ranks() / cluster_.gpus_per_node());
+  node_copies_left_.assign(nodes, 0);
+  node_writing_.assign(nodes, 0);
+  waiting_for_write_.assign(nodes, {});
+  checkpoint_arrival_.assign(static_cast<std::size_t>(world_), Time());
+  at_checkpoint_ = 0;
+  recent_work_.assign(static_cast<std::size_t>(world_), {});
+  std::vector<char> used(nodes, 0);
+  job_nodes_ = 0;
+  for (const std::int32_t gpu : gpu_of_rank_) {
+    char& seen = used[static_cast<std::size_t>(node_of_gpu(gpu))];
+    job_nodes_ += seen == 0 ? 1 : 0;
+    seen = 1;
+  }
+}
+
+void TrainingJob::Impl::make_loader(std::int64_t first_step) {
+  if (!config_.data) return;
+  std::vector<std::int32_t> readers(static_cast<std::size_t>(config_.parallelism.data));
+  for (std::int32_t r = world_ - 1; r >= 0; --r) {
+    const RankState& state = ranks_[static_cast<std::size_t>(r)];
+    if (state.stage == 0) {
+      readers[static_cast<std::size_t>(state.replica)] = node_of_gpu(state.gpu_index);
     }
   }
-  checkpoint_arrival_.resize(static_cast<std::size_t>(world_));
+  // A restarted job's loader reads from the restored step on: its batches count from there.
+  loader_ = std::make_unique<DataLoader>(sim_, *storage_, *config_.data, std::move(readers),
+                                         config_.global_batch / config_.parallelism.data,
+                                         steps - first_step);
+  replicas_.assign(static_cast<std::size_t>(config_.parallelism.data), ReplicaData{});
+  loader_first_step_ = first_step;
 }
 
 void TrainingJob::Impl::build_groups() {
@@ -509,7 +625,7 @@ void TrainingJob::Impl::build_groups() {
     std::vector<std::int32_t> gpus;
     for (const std::int32_t r : ranks) gpus.push_back(gpu_of_rank_[static_cast<std::size_t>(r)]);
     group_ranks_.push_back(ranks);
-    return communicators_.add_group(std::move(gpus));
+    return communicators_->add_group(std::move(gpus));
   };
   // Each group of `groups` becomes a communicator; its ranks learn its id and their place in it.
   auto assign = [&](const std::vector<std::vector<std::int32_t>>& groups,
@@ -597,9 +713,11 @@ void TrainingJob::Impl::check_memory() {
 void TrainingJob::Impl::start() {
   if (out_of_memory_) {
     sim_.schedule<&Impl::report_done>(sim_.now(), this);
+    outcome = JobOutcome::kOutOfMemory;
     return;
   }
   if (loader_) loader_->start();
+  if (on_step_begins) on_step_begins(0);
   for (std::int32_t r = 0; r < world_; ++r) begin_step(r);
 }
 
@@ -705,13 +823,15 @@ void TrainingJob::Impl::begin_step(std::int32_t rank) {
   data.requested = r.step;
   data.ready.reset();
   data.waiting.push_back(rank);
-  loader_->want(r.replica, r.step, [this, replica = r.replica](Time ready) {
-    ReplicaData& d = replicas_[static_cast<std::size_t>(replica)];
-    d.ready = ready;
-    std::vector<std::int32_t> waiting = std::move(d.waiting);
-    d.waiting.clear();
-    for (const std::int32_t w : waiting) begin_actions(w);
-  });
+  loader_->want(r.replica, r.step - loader_first_step_,
+                [this, replica = r.replica, attempt = attempt_](Time ready) {
+                  if (attempt != attempt_) return;
+                  ReplicaData& d = replicas_[static_cast<std::size_t>(replica)];
+                  d.ready = ready;
+                  std::vector<std::int32_t> waiting = std::move(d.waiting);
+                  d.waiting.clear();
+                  for (const std::int32_t w : waiting) begin_actions(w);
+                });
 }
 
 void TrainingJob::Impl::begin_actions(std::int32_t rank) {
@@ -925,14 +1045,15 @@ void TrainingJob::Impl::op_started(std::int32_t rank, GpuOpId id, Time at) {
     Collective& c = join_point(
         key,
         [&] {
-          return communicators_.send(
+          return communicators_->send(
               group, sender, receiver, bytes, [this, group, receiver](std::int32_t member, Time) {
                 if (member != receiver) return;
                 collective_done(member_rank(group, member), Stream::kCompute);
               });
         },
         closed);
-    c.arrive(communicators_.participant(group, r.stage), at);
+    c.arrive(communicators_->participant(group, r.stage), at);
+    if (receive) q.collective = &c;
     if (closed && !receive) {
       // The receiver had posted its receive and waited since for the sending stage: the bubble.
       Queued& posted =
@@ -953,14 +1074,16 @@ void TrainingJob::Impl::op_started(std::int32_t rank, GpuOpId id, Time at) {
   Collective& c = join_point(
       key,
       [&] {
-        return communicators_.collective(group, op, bytes,
-                                         [this, group, stream](std::int32_t m, Time) {
-                                           collective_done(member_rank(group, m), stream);
-                                         });
+        return communicators_->collective(group, op, bytes,
+                                          [this, group, stream](std::int32_t m, Time) {
+                                            collective_done(member_rank(group, m), stream);
+                                          });
       },
       closed);
-  c.arrive(communicators_.participant(group, member), at);
+  c.arrive(communicators_->participant(group, member), at);
+  q.collective = &c;
   if (closed) record_waits(group, stream, at);
+  arm_watchdog();
 }
 
 void TrainingJob::Impl::record_waits(std::int32_t group, Stream stream, Time at) {
@@ -978,7 +1101,7 @@ void TrainingJob::Impl::collective_done(std::int32_t rank, Stream stream) {
 }
 
 std::int64_t TrainingJob::Impl::optimizer_shard(const RankState& r) const {
-  const std::int64_t holders = communicators_.group_size(r.data_group);
+  const std::int64_t holders = communicators_->group_size(r.data_group);
   const std::int64_t parameters = rank_parameters_[static_cast<std::size_t>(r.stage)];
   return (parameters + holders - 1) / holders;
 }
@@ -1085,7 +1208,7 @@ Bytes TrainingJob::Impl::checkpoint_bytes(std::int32_t rank) const {
   const std::int64_t parameters = rank_parameters_[static_cast<std::size_t>(r.stage)];
   // Sharded as torch.distributed.checkpoint saves it: each of the ranks holding the same
   // parameters writes its part, so the whole is written once.
-  const std::int64_t holders = communicators_.group_size(r.data_group);
+  const std::int64_t holders = communicators_->group_size(r.data_group);
   const std::int64_t share = (parameters + holders - 1) / holders;
   return Bytes(share * kCheckpointBytesPerParameter);
 }
@@ -1114,12 +1237,16 @@ void TrainingJob::Impl::step_over(std::int32_t rank) {
     for (const Bytes bytes : per_node) *writes_left += bytes > Bytes() ? 1 : 0;
     for (std::size_t n = 0; n < per_node.size(); ++n) {
       if (per_node[n] == Bytes()) continue;
-      storage_->transfer(static_cast<std::int32_t>(n), per_node[n], [this, writes_left](Time) {
-        if (--*writes_left > 0) return;
-        for (std::int32_t w = 0; w < world_; ++w) {
-          finish_step(w, sim_.now() - checkpoint_arrival_[static_cast<std::size_t>(w)]);
-        }
-      });
+      storage_->transfer(static_cast<std::int32_t>(n), per_node[n],
+                         [this, writes_left, attempt = attempt_, step = r.step](Time) {
+                           if (attempt != attempt_ || --*writes_left > 0) return;
+                           checkpoint_written(step);
+                           // A rank's step end may stop the job (the straggler detector).
+                           for (std::int32_t w = 0; w < world_ && attempt == attempt_; ++w) {
+                             finish_step(
+                                 w, sim_.now() - checkpoint_arrival_[static_cast<std::size_t>(w)]);
+                           }
+                         });
     }
     return;
   }
@@ -1143,30 +1270,43 @@ void TrainingJob::Impl::checkpoint(std::int32_t rank) {
     }
   }
   sim_.schedule<&Impl::copied_to_host>(
-      sim_.now() + tx_time(checkpoint_bytes(rank), config_.checkpoint.host_copy), this, rank);
+      sim_.now() + tx_time(checkpoint_bytes(rank), config_.checkpoint.host_copy), this,
+      attempt_ << 32 | static_cast<std::uint64_t>(rank));
 }
 
-void TrainingJob::Impl::copied_to_host(std::int32_t rank) {
-  const auto node = static_cast<std::size_t>(ranks_[static_cast<std::size_t>(rank)].gpu_index /
-                                             cluster_.gpus_per_node());
+void TrainingJob::Impl::copied_to_host(std::uint64_t attempt_and_rank) {
+  if (attempt_and_rank >> 32 != attempt_) return;
+  const auto rank = static_cast<std::int32_t>(attempt_and_rank & 0xFFFF'FFFFU);
+  const auto node =
+      static_cast<std::size_t>(node_of_gpu(ranks_[static_cast<std::size_t>(rank)].gpu_index));
+  const std::int64_t step = ranks_[static_cast<std::size_t>(rank)].step;
   finish_step(rank, sim_.now() - checkpoint_arrival_[static_cast<std::size_t>(rank)]);
-  {
-    if (--node_copies_left_[node] > 0) return;
-    Bytes bytes;
-    for (std::int32_t w = 0; w < world_; ++w) {
-      if (static_cast<std::size_t>(ranks_[static_cast<std::size_t>(w)].gpu_index /
-                                   cluster_.gpus_per_node()) == node) {
-        bytes += checkpoint_bytes(w);
-      }
+  if (attempt_and_rank >> 32 != attempt_ || --node_copies_left_[node] > 0) return;
+  Bytes bytes;
+  for (std::int32_t w = 0; w < world_; ++w) {
+    if (static_cast<std::size_t>(node_of_gpu(ranks_[static_cast<std::size_t>(w)].gpu_index)) ==
+        node) {
+      bytes += checkpoint_bytes(w);
     }
-    node_writing_[node] = 1;
-    storage_->transfer(static_cast<std::int32_t>(node), bytes, [this, node](Time) {
-      node_writing_[node] = 0;
-      std::vector<std::int32_t> waiting = std::move(waiting_for_write_[node]);
-      waiting_for_write_[node].clear();
-      for (const std::int32_t w : waiting) checkpoint(w);
-    });
   }
+  node_writing_[node] = 1;
+  checkpoint_writes_left_.try_emplace(step, job_nodes_);
+  storage_->transfer(static_cast<std::int32_t>(node), bytes,
+                     [this, node, step, attempt = attempt_](Time) {
+                       if (attempt != attempt_) return;
+                       node_writing_[node] = 0;
+                       if (--checkpoint_writes_left_[step] == 0) {
+                         checkpoint_writes_left_.erase(step);
+                         checkpoint_written(step);
+                       }
+                       std::vector<std::int32_t> waiting = std::move(waiting_for_write_[node]);
+                       waiting_for_write_[node].clear();
+                       for (const std::int32_t w : waiting) checkpoint(w);
+                     });
+}
+
+void TrainingJob::Impl::checkpoint_written(std::int64_t step) {
+  checkpointed_steps_ = std::max(checkpointed_steps_, step + 1);
 }
 
 void TrainingJob::Impl::finish_step(std::int32_t rank, Duration checkpoint_stall) {
@@ -1179,6 +1319,7 @@ void TrainingJob::Impl::finish_step(std::int32_t rank, Duration checkpoint_stall
                          t.checkpoint + t.wait_for_others;
   const TrainingRankStepRow row{rank,
                                 r.step,
+                                static_cast<std::int64_t>(attempt_),
                                 r.step_start.ps(),
                                 end.ps(),
                                 t.compute.ps(),
@@ -1195,13 +1336,21 @@ void TrainingJob::Impl::finish_step(std::int32_t rank, Duration checkpoint_stall
   StepTotals& totals = step_totals_[r.step];
   totals.end = std::max(totals.end, end);
   totals.counted_flops += t.counted_flops;
+  totals.checkpoint_stall = std::max(totals.checkpoint_stall, t.checkpoint);
   // The rank the others waited for is the one with the most work of its own: its kernels and
   // its transfers once every peer was in; the lowest such rank on a tie.
   const Duration busy = t.compute + t.tp + t.cp + t.pp;
+  if (defences_.straggler_detector.enabled) {
+    std::deque<Duration>& recent = recent_work_[static_cast<std::size_t>(rank)];
+    recent.push_back(busy);
+    if (static_cast<std::int64_t>(recent.size()) > defences_.straggler_detector.window) {
+      recent.pop_front();
+    }
+  }
   if (busy > totals.most_busy || (busy == totals.most_busy && rank < totals.slowest_rank)) {
     totals.most_busy = busy;
     totals.slowest_rank = rank;
-    if (r.step + 1 == steps) slowest_row_ = row;
+    totals.slowest_row = row;
   }
   if (++totals.ranks_done == world_) {
     // Steps follow each other: a step is the time from the previous one's end (the last rank's)
@@ -1215,6 +1364,7 @@ void TrainingJob::Impl::finish_step(std::int32_t rank, Duration checkpoint_stall
     const double gpus = static_cast<double>(world_);
     last_step_ =
         TrainingStepRow{r.step,
+                        static_cast<std::int64_t>(attempt_),
                         start.ps(),
                         totals.end.ps(),
                         totals.slowest_rank,
@@ -1222,19 +1372,394 @@ void TrainingJob::Impl::finish_step(std::int32_t rank, Duration checkpoint_stall
                         totals.counted_flops / seconds / gpus * 1e-12,
                         model_flops_ / (seconds * gpus * static_cast<double>(peak_.per_second()))};
     steps_table_.append(last_step_);
+    slowest_row_ = totals.slowest_row;
     summed_steps_ += step_time;
+    ++step_rows_;
+    kept_step_time_.push_back(step_time);
+    kept_checkpoint_stall_.push_back(totals.checkpoint_stall);
     step_totals_.erase(r.step);
     ++steps_completed;
+    if (defences_.straggler_detector.enabled && detect_stragglers(r.step)) return;
+    if (steps_completed < steps && on_step_begins) on_step_begins(steps_completed);
   }
   ++r.step;
   if (r.step < steps) {
     begin_step(rank);
     return;
   }
-  if (++ranks_finished_ == world_ && on_done) on_done();
+  if (++ranks_finished_ == world_) end_as(JobOutcome::kCompleted);
+}
+
+void TrainingJob::Impl::set_gpu_clock(std::int32_t gpu, ClockFactor clock) {
+  gpu_clock_[static_cast<std::size_t>(gpu)] = clock;
+  for (RankState& r : ranks_) {
+    if (r.gpu_index == gpu && r.gpu) r.gpu->set_clock(clock);
+  }
+}
+
+void TrainingJob::Impl::fail_gpu(std::int32_t gpu, const std::string& cause) {
+  if (gpu_failed_[static_cast<std::size_t>(gpu)] != 0) return;
+  gpu_failed_[static_cast<std::size_t>(gpu)] = 1;
+  failed_at_[static_cast<std::size_t>(gpu)] = sim_.now();
+  failure_cause_[static_cast<std::size_t>(gpu)] = cause;
+  const auto node = static_cast<std::size_t>(node_of_gpu(gpu));
+  if (defences_.health_check.enabled && node_drained_[node] == 0 &&
+      std::none_of(gpu_of_rank_.begin(), gpu_of_rank_.end(),
+                   [&](std::int32_t g) { return node_of_gpu(g) == node_of_gpu(gpu); })) {
+    // An idle node's health check drains it before any restart could land there.
+    node_drained_[node] = 1;
+    log_.record("health_check", sim_.now(), "node " + std::to_string(node),
+                "idle node: GPU " + std::to_string(gpu) + ": " + cause + "; drained");
+  }
+  for (RankState& r : ranks_) {
+    if (r.gpu_index != gpu || !r.gpu) continue;
+    r.gpu->fail();
+    // NCCL's kernels on the dead GPU stop too: a collective it was inside never finishes for
+    // anyone.
+    for (Queued* q : {r.compute.empty() ? nullptr : &r.compute.front(),
+                      r.communication.empty() ? nullptr : &r.communication.front()}) {
+      if (q != nullptr && q->collective != nullptr) q->collective->abort();
+    }
+    if (defences_.health_check.enabled && !health_check_armed_ && outcome == JobOutcome::kRunning) {
+      // The check runs every interval from the start; the first run after the failure finds it.
+      const std::int64_t interval = defences_.health_check.interval.ps();
+      const std::int64_t next = (sim_.now().ps() / interval + 1) * interval;
+      health_check_armed_ = true;
+      sim_.schedule<&Impl::health_check>(Time::zero() + Duration::ps(next), this, attempt_);
+    }
+  }
+}
+
+TrainingJob::Impl::Wait TrainingJob::Impl::oldest_wait() const {
+  Wait oldest;
+  for (std::int32_t rank = 0; rank < world_; ++rank) {
+    const RankState& r = ranks_[static_cast<std::size_t>(rank)];
+    if (gpu_failed_[static_cast<std::size_t>(r.gpu_index)] != 0) continue;
+    for (const Stream stream : {Stream::kCompute, Stream::kCommunication}) {
+      const bool empty = stream == Stream::kCompute ? r.compute.empty() : r.communication.empty();
+      if (empty) continue;
+      const Queued& q = stream == Stream::kCompute ? r.compute.front() : r.communication.front();
+      if (q.collective != nullptr && q.joined < oldest.since) oldest = Wait{rank, stream, q.joined};
+    }
+  }
+  return oldest;
+}
+
+void TrainingJob::Impl::arm_watchdog() {
+  if (!defences_.watchdog.enabled || watchdog_armed_) return;
+  watchdog_armed_ = true;
+  const Wait oldest = oldest_wait();
+  const Time due = oldest.since == Time::max() ? sim_.now() + defences_.watchdog.timeout
+                                               : oldest.since + defences_.watchdog.timeout;
+  // The watchdog thread wakes every poll period from the start: it sees a timeout at the first
+  // wake-up at or after it.
+  const std::int64_t poll = defences_.watchdog.poll.ps();
+  const std::int64_t wake = (due.ps() + poll - 1) / poll * poll;
+  sim_.schedule<&Impl::watchdog_check>(Time::zero() + Duration::ps(wake), this, attempt_);
+}
+
+void TrainingJob::Impl::watchdog_check(std::uint64_t attempt) {
+  if (attempt != attempt_ || outcome != JobOutcome::kRunning) return;
+  watchdog_armed_ = false;
+  const Wait oldest = oldest_wait();
+  if (oldest.since == Time::max()) return;  // armed again by the next collective
+  if (sim_.now() - oldest.since < defences_.watchdog.timeout) {
+    arm_watchdog();
+    return;
+  }
+  const RankState& r = ranks_[static_cast<std::size_t>(oldest.rank)];
+  const Queued& q = oldest.stream == Stream::kCompute ? r.compute.front() : r.communication.front();
+  std::string culprits;
+  for (const std::int32_t missing : never_arrived(q)) {
+    culprits += (culprits.empty() ? "" : " ") + std::to_string(missing);
+  }
+  const std::string detail =
+      "collective timeout: " + wait_description(q) + " (group " +
+      std::to_string(q.key.group_and_kind >> 2) + ", entered " +
+      format_rounded(oldest.since.since_start()) + ", timeout " +
+      format_rounded(defences_.watchdog.timeout) + "); never arrived or lost: " +
+      (culprits.empty() ? "none (every rank joined; the data never came)" : culprits);
+  log_.record("watchdog", sim_.now(), "rank " + std::to_string(oldest.rank), detail);
+  incident_ = "watchdog at " + format_rounded(sim_.now().since_start()) + ", rank " +
+              std::to_string(oldest.rank) + ": " + detail;
+  record_blocked_ranks();
+  stop(JobOutcome::kCollectiveTimeout);
+}
+
+void TrainingJob::Impl::health_check(std::uint64_t attempt) {
+  health_check_armed_ = false;
+  if (attempt != attempt_ || outcome != JobOutcome::kRunning) return;
+  bool found = false;
+  for (const RankState& r : ranks_) {
+    const auto gpu = static_cast<std::size_t>(r.gpu_index);
+    const auto node = static_cast<std::size_t>(node_of_gpu(r.gpu_index));
+    if (gpu_failed_[gpu] == 0 || node_drained_[node] != 0) continue;
+    node_drained_[node] = 1;
+    found = true;
+    const std::string detail = "GPU " + std::to_string(gpu) + " lost at " +
+                               format_rounded(failed_at_[gpu]->since_start()) + " (" +
+                               failure_cause_[gpu] + "); node drained";
+    log_.record("health_check", sim_.now(), "node " + std::to_string(node), detail);
+    incident_ = "health check at " + format_rounded(sim_.now().since_start()) + ", node " +
+                std::to_string(node) + ": " + detail;
+  }
+  if (found) stop(JobOutcome::kNodeDrained);
+}
+
+bool TrainingJob::Impl::detect_stragglers(std::int64_t step) {
+  const StragglerDetectorConfig& detector = defences_.straggler_detector;
+  // Ranks of one pipeline stage do the same work; stages differ (the last holds the loss).
+  std::vector<std::vector<std::pair<Duration, std::int32_t>>> by_stage(
+      static_cast<std::size_t>(pipeline_));
+  for (std::int32_t rank = 0; rank < world_; ++rank) {
+    const RankState& r = ranks_[static_cast<std::size_t>(rank)];
+    const std::deque<Duration>& recent = recent_work_[static_cast<std::size_t>(rank)];
+    if (static_cast<std::int64_t>(recent.size()) < detector.window) return false;
+    Duration sum;
+    for (const Duration d : recent) sum += d;
+    by_stage[static_cast<std::size_t>(r.stage)].emplace_back(sum, rank);
+  }
+  std::optional<std::pair<double, std::int32_t>> worst;
+  for (std::vector<std::pair<Duration, std::int32_t>>& stage : by_stage) {
+    std::sort(stage.begin(), stage.end());
+    const Duration median = stage[stage.size() / 2].first;
+    if (median <= Duration()) continue;
+    const auto& [slowest, rank] = stage.back();
+    const double ratio = static_cast<double>(slowest.ps()) / static_cast<double>(median.ps());
+    if (ratio > 1.0 + detector.threshold && (!worst || ratio > worst->first)) {
+      worst = std::pair(ratio, rank);
+    }
+  }
+  if (!worst) return false;
+  const std::int32_t gpu = ranks_[static_cast<std::size_t>(worst->second)].gpu_index;
+  const std::int32_t node = node_of_gpu(gpu);
+  node_drained_[static_cast<std::size_t>(node)] = 1;
+  char detail[200];
+  std::snprintf(detail, sizeof detail,
+                "rank %d (GPU %d) did %.2fx the median work of its stage over steps %lld-%lld; "
+                "node drained",
+                worst->second, gpu, worst->first,
+                static_cast<long long>(step + 1 - detector.window), static_cast<long long>(step));
+  log_.record("straggler_detector", sim_.now(), "node " + std::to_string(node), detail);
+  incident_ = "straggler detector at " + format_rounded(sim_.now().since_start()) + ", node " +
+              std::to_string(node) + ": " + detail;
+  stop(JobOutcome::kNodeDrained);
+  return true;
+}
+
+std::vector<std::int32_t> TrainingJob::Impl::never_arrived(const Queued& q) const {
+  std::vector<std::int32_t> missing;
+  const auto group = static_cast<std::int32_t>(q.key.group_and_kind >> 2);
+  const std::vector<std::int32_t>& members = group_ranks_[static_cast<std::size_t>(group)];
+  const Collective& c = *q.collective;
+  for (std::size_t m = 0; m < members.size(); ++m) {
+    const std::int32_t participant =
+        communicators_->participant(group, static_cast<std::int32_t>(m));
+    const std::vector<std::int32_t>& taking_part = c.participants();
+    if (std::find(taking_part.begin(), taking_part.end(), participant) == taking_part.end()) {
+      continue;
+    }
+    const bool lost =
+        gpu_failed_[static_cast<std::size_t>(gpu_of_rank_[static_cast<std::size_t>(members[m])])] !=
+        0;
+    if (!c.arrived_at(participant) || lost) missing.push_back(members[m]);
+  }
+  return missing;
+}
+
+std::string TrainingJob::Impl::wait_description(const Queued& q) const {
+  const Instruction& i = q.instruction;
+  switch (i.kind) {
+    case Instruction::Kind::kReceive:
+      return std::string("pp recv ") + (i.forward ? "activations" : "gradients");
+    case Instruction::Kind::kTensor:
+      return std::string(communicator_name(q.communicator)) + " " + i.op->name.data();
+    case Instruction::Kind::kGradientsReady:
+      return std::string("dp ") + (i.forward
+                                       ? "parameter_all_gather"
+                                       : (config_.distributed_optimizer ? "gradient_reduce_scatter"
+                                                                        : "gradient_all_reduce"));
+    default:
+      return "kernel";
+  }
+}
+
+void TrainingJob::Impl::record_blocked_ranks() {
+  for (std::int32_t rank = 0; rank < world_; ++rank) {
+    const RankState& r = ranks_[static_cast<std::size_t>(rank)];
+    const auto gpu = static_cast<std::size_t>(r.gpu_index);
+    if (gpu_failed_[gpu] != 0) {
+      blocked_.append(BlockedRankRow{rank, r.gpu_index, r.step, "", "failed GPU", -1,
+                                     failed_at_[gpu]->ps(), ""});
+      continue;
+    }
+    for (const Stream stream : {Stream::kCompute, Stream::kCommunication}) {
+      const bool empty = stream == Stream::kCompute ? r.compute.empty() : r.communication.empty();
+      if (empty) continue;
+      const Queued& q = stream == Stream::kCompute ? r.compute.front() : r.communication.front();
+      if (q.collective == nullptr) continue;
+      std::string missing;
+      for (const std::int32_t m : never_arrived(q)) {
+        missing += (missing.empty() ? "" : " ") + std::to_string(m);
+      }
+      blocked_.append(BlockedRankRow{rank, r.gpu_index, r.step,
+                                     stream == Stream::kCompute ? "compute" : "communication",
+                                     std::string_view(wait_description(q)),
+                                     static_cast<std::int64_t>(q.key.group_and_kind >> 2),
+                                     q.joined.ps(), std::string_view(missing)});
+    }
+  }
+}
+
+void TrainingJob::Impl::stop(JobOutcome outcome_if_not_restarted) {
+  Remains remains;
+  for (RankState& r : ranks_) {
+    r.gpu->fail();
+    remains.gpus.push_back(std::move(r.gpu));
+    remains.listeners.push_back(std::move(r.listener));
+  }
+  for (auto& [key, point] : open_) {
+    point.collective->abort();
+    remains.collectives.push_back(std::move(point.collective));
+  }
+  for (std::unique_ptr<Collective>& c : closed_) {
+    c->abort();
+    remains.collectives.push_back(std::move(c));
+  }
+  open_.clear();
+  closed_.clear();
+  closed_at_last_sweep_ = 0;
+  remains.loader = std::move(loader_);
+  remains_.push_back(std::move(remains));
+  ++attempt_;
+  watchdog_armed_ = false;
+  health_check_armed_ = false;
+  ++interruptions_;
+  if (!defences_.restart.enabled) {
+    end_as(outcome_if_not_restarted);
+    return;
+  }
+  log_.record("restart", sim_.now(), "job",
+              "restarting from the checkpoint of step " + std::to_string(checkpointed_steps_) +
+                  " in " + format_rounded(defences_.restart.delay));
+  restarting_ += defences_.restart.delay;
+  sim_.schedule<&Impl::restart>(sim_.now() + defences_.restart.delay, this, attempt_);
+}
+
+void TrainingJob::Impl::restart(std::uint64_t attempt) {
+  if (attempt != attempt_) return;
+  // The drained nodes' ranks move, node by node, to the lowest idle healthy nodes.
+  const std::int32_t per_node = cluster_.gpus_per_node();
+  const auto nodes = static_cast<std::int32_t>(node_drained_.size());
+  std::vector<char> in_use(node_drained_.size(), 0);
+  for (const std::int32_t gpu : gpu_of_rank_)
+    in_use[static_cast<std::size_t>(node_of_gpu(gpu))] = 1;
+  std::unordered_map<std::int32_t, std::int32_t> moved;  // drained node -> spare
+  std::int32_t candidate = 0;
+  std::vector<std::int32_t> placement = gpu_of_rank_;
+  for (std::int32_t& gpu : placement) {
+    const std::int32_t node = node_of_gpu(gpu);
+    if (node_drained_[static_cast<std::size_t>(node)] == 0) continue;
+    auto [it, added] = moved.try_emplace(node, -1);
+    if (added) {
+      while (candidate < nodes && (in_use[static_cast<std::size_t>(candidate)] != 0 ||
+                                   node_drained_[static_cast<std::size_t>(candidate)] != 0)) {
+        ++candidate;
+      }
+      if (candidate == nodes) {
+        log_.record("restart", sim_.now(), "job",
+                    "no healthy idle node left to replace node " + std::to_string(node));
+        end_as(JobOutcome::kNoSpareNodes);
+        return;
+      }
+      it->second = candidate;
+      in_use[static_cast<std::size_t>(candidate)] = 1;
+      log_.record("restart", sim_.now(), "node " + std::to_string(candidate),
+                  "spare node " + std::to_string(candidate) + " replaces drained node " +
+                      std::to_string(node));
+    }
+    gpu = it->second * per_node + gpu % per_node;
+  }
+  gpu_of_rank_ = std::move(placement);
+  remains_.back().communicators = std::move(communicators_);
+  communicators_ = std::make_unique<JobCommunicators>(sim_, cluster_, spec_, level_);
+  group_ranks_.clear();
+  make_ranks();
+  build_groups();
+  const std::int64_t restored = checkpointed_steps_;
+  kept_step_time_.resize(static_cast<std::size_t>(restored));
+  kept_checkpoint_stall_.resize(static_cast<std::size_t>(restored));
+  step_totals_.clear();
+  checkpoint_writes_left_.clear();
+  steps_completed = restored;
+  ranks_finished_ = 0;
+  previous_step_end_ = sim_.now();
+  if (storage_) make_loader(restored);
+  if (loader_) loader_->start();
+  log_.record(
+      "restart", sim_.now(), "job",
+      "attempt " + std::to_string(attempt_) + " starts at step " + std::to_string(restored));
+  if (on_step_begins) on_step_begins(restored);
+  for (std::int32_t rank = 0; rank < world_; ++rank) {
+    ranks_[static_cast<std::size_t>(rank)].step = restored;
+    begin_step(rank);
+  }
+}
+
+void TrainingJob::Impl::end_as(JobOutcome result) {
+  outcome = result;
+  if (on_done) on_done();
+}
+
+Goodput TrainingJob::Impl::goodput() const {
+  Goodput g;
+  g.total = sim_.now().since_start();
+  for (std::size_t s = 0; s < kept_step_time_.size(); ++s) {
+    g.useful += kept_step_time_[s] - kept_checkpoint_stall_[s];
+    g.checkpointing += kept_checkpoint_stall_[s];
+  }
+  g.restarting = restarting_;
+  g.lost = g.total - g.useful - g.checkpointing - g.restarting;
+  g.interruptions = interruptions_;
+  g.steps_redone = step_rows_ - static_cast<std::int64_t>(kept_step_time_.size());
+  return g;
+}
+
+void TrainingJob::Impl::declare_hung() {
+  if (outcome != JobOutcome::kRunning) return;
+  outcome = JobOutcome::kHung;
+  record_blocked_ranks();
+  std::int32_t waiting = 0, dead = 0;
+  for (const RankState& r : ranks_) {
+    if (gpu_failed_[static_cast<std::size_t>(r.gpu_index)] != 0) {
+      ++dead;
+    } else {
+      ++waiting;
+    }
+  }
+  const Wait oldest = oldest_wait();
+  incident_ = "hang: nothing left could move the job; " + std::to_string(waiting) +
+              " ranks blocked, " + std::to_string(dead) + " on failed GPUs (blocked_ranks table)";
+  if (oldest.rank >= 0) {
+    const RankState& r = ranks_[static_cast<std::size_t>(oldest.rank)];
+    const Queued& q =
+        oldest.stream == Stream::kCompute ? r.compute.front() : r.communication.front();
+    std::string missing;
+    for (const std::int32_t m : never_arrived(q)) {
+      missing += (missing.empty() ? "" : " ") + std::to_string(m);
+    }
+    incident_ += "; longest wait: rank " + std::to_string(oldest.rank) + " in " +
+                 wait_description(q) + " since " + format_rounded(oldest.since.since_start()) +
+                 (missing.empty() ? "" : ", never arrived or lost: " + missing);
+  }
 }
 
 void TrainingJob::Impl::flush() {
+  const Goodput g = goodput();
+  goodput_.append(GoodputRow{g.total.ps(), g.useful.ps(), g.checkpointing.ps(), g.restarting.ps(),
+                             g.lost.ps(), g.interruptions, g.steps_redone, g.share()});
+  goodput_.flush();
+  blocked_.flush();
   ops_.flush();
   rank_steps_.flush();
   steps_table_.flush();
@@ -1245,8 +1770,8 @@ TrainingJobSummary TrainingJob::Impl::summary() const {
   TrainingJobSummary s;
   s.steps_completed = steps_completed;
   s.out_of_memory = out_of_memory_;
-  if (steps_completed == 0) return s;
-  s.mean_step = Duration::ps(summed_steps_.ps() / steps_completed);
+  if (step_rows_ == 0) return s;
+  s.mean_step = Duration::ps(summed_steps_.ps() / step_rows_);
   s.mfu = last_step_.mfu;
   s.tflops_per_gpu = last_step_.tflops_per_gpu;
   s.tokens_per_second = last_step_.tokens_per_second;
@@ -1284,7 +1809,21 @@ std::string TrainingJob::Impl::report() const {
   }
   const TrainingJobSummary s = summary();
   report += "\n" + std::to_string(s.steps_completed) + " of " + std::to_string(steps) + " steps";
-  if (s.steps_completed == 0) return report;
+  std::string incidents;
+  if (!incident_.empty()) incidents += "\n" + incident_;
+  if (interruptions_ > 0) {
+    const Goodput g = goodput();
+    char figures[256];
+    std::snprintf(figures, sizeof figures,
+                  "\n%lld interruptions, %lld steps redone; goodput %.1f%% (useful %s, "
+                  "checkpointing %s, restarting %s, lost %s)",
+                  static_cast<long long>(g.interruptions), static_cast<long long>(g.steps_redone),
+                  100 * g.share(), format_rounded(g.useful).c_str(),
+                  format_rounded(g.checkpointing).c_str(), format_rounded(g.restarting).c_str(),
+                  format_rounded(g.lost).c_str());
+    incidents += figures;
+  }
+  if (step_rows_ == 0) return report + incidents;
   std::snprintf(
       line, sizeof line, ", step time %s, MFU %.1f%%, %.1f TFLOP/s per GPU, %.0f tokens/s",
       format_rounded(s.mean_step).c_str(), 100 * s.mfu, s.tflops_per_gpu, s.tokens_per_second);
@@ -1300,12 +1839,13 @@ std::string TrainingJob::Impl::report() const {
                 share(w.cp_comm_ps), share(w.pp_comm_ps), share(w.dp_comm_ps), share(w.bubble_ps),
                 share(w.data_wait_ps), share(w.checkpoint_ps), share(w.wait_for_others_ps));
   report += line;
-  return report;
+  return report + incidents;
 }
 
 TrainingJob::TrainingJob(Simulator& sim, const TrainingJobConfig& config, Cluster& cluster,
-                         const ClusterSpec& spec, NetworkModel level, RecordBackend& output)
-    : impl_(std::make_unique<Impl>(sim, config, cluster, spec, level, output)) {}
+                         const ClusterSpec& spec, NetworkModel level, RecordBackend& output,
+                         const JobDefences& defences, DefenceLog& log)
+    : impl_(std::make_unique<Impl>(sim, config, cluster, spec, level, output, defences, log)) {}
 
 TrainingJob::~TrainingJob() = default;
 
@@ -1319,6 +1859,40 @@ double TrainingJob::progress() const {
   return static_cast<double>(impl_->steps_completed) / static_cast<double>(impl_->steps);
 }
 TrainingJobSummary TrainingJob::summary() const { return impl_->summary(); }
+void TrainingJob::set_gpu_clock(std::int32_t gpu, ClockFactor clock) {
+  impl_->set_gpu_clock(gpu, clock);
+}
+void TrainingJob::fail_gpu(std::int32_t gpu, const std::string& cause) {
+  impl_->fail_gpu(gpu, cause);
+}
+void TrainingJob::when_step_begins(std::function<void(std::int64_t)> callback) {
+  impl_->on_step_begins = std::move(callback);
+}
+const std::vector<std::int32_t>& TrainingJob::gpus_in_use() const { return impl_->gpus_in_use(); }
+JobOutcome TrainingJob::outcome() const { return impl_->outcome; }
+SharedStorage* TrainingJob::storage() { return impl_->storage(); }
+Goodput TrainingJob::goodput() const { return impl_->goodput(); }
+void TrainingJob::declare_hung() { impl_->declare_hung(); }
+
+const char* job_outcome_name(JobOutcome outcome) {
+  switch (outcome) {
+    case JobOutcome::kRunning:
+      return "running";
+    case JobOutcome::kCompleted:
+      return "completed";
+    case JobOutcome::kOutOfMemory:
+      return "out_of_memory";
+    case JobOutcome::kHung:
+      return "hang";
+    case JobOutcome::kCollectiveTimeout:
+      return "collective_timeout";
+    case JobOutcome::kNodeDrained:
+      return "node_drained";
+    case JobOutcome::kNoSpareNodes:
+      return "no_spare_nodes";
+  }
+  return "";
+}
 std::string TrainingJob::report() const { return impl_->report(); }
 
 }  // namespace lockstep

@@ -19,6 +19,16 @@
 // A plan whose HBM footprint (memory_footprint.hpp) exceeds a GPU's capacity does not run: the job
 // ends at once as out of memory, with the footprint of every rank recorded.
 //
+// Faults reach the job through the GPUs they break (a clock factor, a GPU that stops), and its
+// defences (job_defences.hpp) act on what the job sees: a collective that has not finished
+// `timeout` after a rank entered it fires the watchdog, which aborts the job and names the ranks
+// that never arrived; a health check finds a failed GPU and drains its node; the straggler
+// detector drains the node of a rank whose own work stands out; and a stopped job restarts from
+// its last complete checkpoint onto the cluster's GPUs less its drained nodes, each replaced by an
+// idle node. A job whose every rank is blocked with nothing left that could unblock it is hung:
+// the run ends and hang_report() says who waits where. The time that counts (steps kept) against
+// the time lost to failures, detection, restarts and recomputation is its goodput.
+//
 // Left out: the embedding's gradient all-reduce between the first and last stage when embeddings
 // are tied, overlap of the parameter all-gather with the next step's forward, tensor-parallel
 // communication overlap, and contention between streams for SMs and HBM (gpu.hpp).
@@ -32,11 +42,44 @@
 #include <vector>
 
 #include "models/cluster/cluster.hpp"
+#include "models/gpu/clock_factor.hpp"
+#include "models/training/defence_log.hpp"
+#include "models/training/job_defences.hpp"
+#include "models/training/shared_storage.hpp"
 #include "models/training/training_job_config.hpp"
 #include "sim/core/simulator.hpp"
 #include "sim/core/table.hpp"
 
 namespace lockstep {
+
+enum class JobOutcome : std::uint8_t {
+  kRunning,
+  kCompleted,
+  kOutOfMemory,
+  kHung,               // every rank blocked, nothing pending could unblock one
+  kCollectiveTimeout,  // the watchdog aborted the job, and it was not restarted
+  kNodeDrained,        // a health check or the straggler detector stopped it, not restarted
+  kNoSpareNodes,       // a restart found too few healthy nodes
+};
+
+// As /meta/outcome records it: completed, out_of_memory, hang, collective_timeout, node_drained,
+// no_spare_nodes.
+[[nodiscard]] const char* job_outcome_name(JobOutcome outcome);
+
+// Where the job's time went over the whole run, for checkpoint-cadence studies.
+struct Goodput {
+  Duration total;          // from the start to the end of the run
+  Duration useful;         // the steps the job kept, each once, less their checkpoint stalls
+  Duration checkpointing;  // those stalls
+  Duration restarting;     // restart delays
+  Duration lost;           // the rest: steps redone after a restore, hangs until detection
+  std::int64_t interruptions = 0;
+  std::int64_t steps_redone = 0;
+  [[nodiscard]] double share() const {
+    return total.ps() > 0 ? static_cast<double>(useful.ps()) / static_cast<double>(total.ps())
+                          : 0.0;
+  }
+};
 
 struct TrainingJobSummary {
   std::int64_t steps_completed = 0;
@@ -63,7 +106,8 @@ class TrainingJob {
   // Throws std::invalid_argument for a plan that cannot be laid out on the cluster (world size
   // beyond its GPUs, a split the model does not allow, an unknown GPU).
   TrainingJob(Simulator& sim, const TrainingJobConfig& config, Cluster& cluster,
-              const ClusterSpec& spec, NetworkModel level, RecordBackend& output);
+              const ClusterSpec& spec, NetworkModel level, RecordBackend& output,
+              const JobDefences& defences, DefenceLog& log);
   ~TrainingJob();
   TrainingJob(const TrainingJob&) = delete;
   TrainingJob& operator=(const TrainingJob&) = delete;
@@ -72,8 +116,29 @@ class TrainingJob {
   void start();
   // Called once, when every rank has finished its last step (or at once when out of memory).
   void when_done(std::function<void()> callback);
-  // Writes out buffered rows; call once the run is over.
+  // Writes out buffered rows, and the goodput and, for a hung job, its blocked ranks; call once
+  // the run is over.
   void flush();
+
+  // The cluster's GPU `gpu` (its network rank) runs at `clock` from now: whichever job rank runs on
+  // it, now or after a restart. A failed GPU stays failed.
+  void set_gpu_clock(std::int32_t gpu, ClockFactor clock);
+  // The GPU is lost for good (an Xid, a dead node, a NIC whose link died under NCCL): its rank's
+  // kernels and collectives never finish. `cause` is what a health check reports.
+  void fail_gpu(std::int32_t gpu, const std::string& cause);
+  // Called with k as step k begins: 0 at the start, k once every rank has ended step k - 1 (after
+  // a restart, the step restored).
+  void when_step_begins(std::function<void(std::int64_t step)> callback);
+  // The job's ranks in use now, by the GPU each runs on.
+  [[nodiscard]] const std::vector<std::int32_t>& gpus_in_use() const;
+
+  // The job's file system, for faults that slow it; null without `job.storage`.
+  [[nodiscard]] SharedStorage* storage();
+  [[nodiscard]] JobOutcome outcome() const;
+  // The run has nothing left to do and the job is unfinished: it is hung. Records each rank's
+  // wait (the blocked_ranks table) and the outcome.
+  void declare_hung();
+  [[nodiscard]] Goodput goodput() const;
 
   [[nodiscard]] std::int64_t steps_completed() const;
   [[nodiscard]] double progress() const;

@@ -29,6 +29,7 @@ struct TrainingOpRow {
 struct TrainingRankStepRow {
   std::int64_t rank;
   std::int64_t step;
+  std::int64_t attempt;
   std::int64_t start_ps;
   std::int64_t end_ps;
   std::int64_t compute_ps;          // kernels on the compute stream
@@ -45,6 +46,7 @@ struct TrainingRankStepRow {
 
 struct TrainingStepRow {
   std::int64_t step;
+  std::int64_t attempt;  // 0, then 1 after the first restart (which may redo steps)
   std::int64_t start_ps;
   std::int64_t end_ps;
   std::int64_t slowest_rank;
@@ -66,7 +68,32 @@ struct TrainingMemoryRow {
   std::int64_t fits;  // 1 when total <= capacity
 };
 
+// A rank of a hung or timed-out job: what it waits in, since when, and for whom.
+struct BlockedRankRow {
+  std::int64_t rank;
+  std::int64_t gpu;
+  std::int64_t step;
+  FixedText<16> stream;
+  FixedText<32> waiting_in;  // "tp reduce_scatter", "pp recv activations", "kernel", "failed GPU"
+  std::int64_t group;        // the communicator's id (-1 for a kernel or a failed GPU)
+  std::int64_t since_ps;
+  FixedText<120> never_arrived;  // job ranks of the communicator that never joined
+};
+
+struct GoodputRow {
+  std::int64_t total_ps;
+  std::int64_t useful_ps;
+  std::int64_t checkpointing_ps;
+  std::int64_t restarting_ps;
+  std::int64_t lost_ps;
+  std::int64_t interruptions;
+  std::int64_t steps_redone;
+  double goodput;  // useful / total
+};
+
 [[nodiscard]] TableLayout training_op_layout();
+[[nodiscard]] TableLayout blocked_rank_layout();
+[[nodiscard]] TableLayout goodput_layout();
 [[nodiscard]] TableLayout training_rank_step_layout();
 [[nodiscard]] TableLayout training_step_layout();
 [[nodiscard]] TableLayout training_memory_layout();

@@ -237,6 +237,9 @@ void Nic::on_data(Packet* packet) {
 void Nic::on_ack(QueuePair& flow, std::uint64_t sequence) {
   if (sequence <= flow.unacknowledged) return;
   flow.unacknowledged = sequence;
+  // After a timeout went back to an older sequence, an acknowledgement of packets sent before it
+  // may still arrive (held behind a pause): what it covers is not sent again.
+  flow.next_sequence = std::max(flow.next_sequence, sequence);
   while (!flow.messages.empty() && flow.messages.front().end_sequence <= flow.unacknowledged) {
     PendingMessage done = flow.messages.front();
     flow.messages.pop_front();

@@ -22,9 +22,9 @@ namespace {
 
 namespace po = boost::program_options;
 
-const char* outcome_name(const RunSummary& summary) {
+std::string outcome_name(const RunSummary& summary) {
   if (summary.outcome == RunOutcome::kReachedLimit) return "reached_until";
-  if (summary.out_of_memory) return "out_of_memory";
+  if (!summary.job_outcome.empty()) return summary.job_outcome;
   return summary.stalled ? "stalled" : "completed";
 }
 

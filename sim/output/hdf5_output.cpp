@@ -226,24 +226,25 @@ void Hdf5Output::write_meta_text(std::string_view name, std::string_view text) {
   // An empty fixed-length string type is invalid in HDF5, so empty text is stored as one NUL.
   H5::StrType type(H5::PredType::C_S1, text.empty() ? 1 : text.size());
   type.setStrpad(H5T_STR_NULLPAD);
-  errno = 0;
-  try {
-    H5::DataSet dataset =
-        meta_->createDataSet(std::string(name), type, H5::DataSpace(), untimed_scalar_dataset());
-    const std::string padded = text.empty() ? std::string(1, '\0') : std::string(text);
-    dataset.write(padded.data(), type);
-  } catch (const H5::Exception&) {
-    fail_writing(final_path_);
-  }
+  const std::string padded = text.empty() ? std::string(1, '\0') : std::string(text);
+  write_meta_scalar(name, type, type, padded.data());
 }
 
 void Hdf5Output::write_meta_integer(std::string_view name, std::int64_t value) {
+  write_meta_scalar(name, H5::PredType::STD_I64LE, H5::PredType::NATIVE_INT64, &value);
+}
+
+void Hdf5Output::write_meta_scalar(std::string_view name, const H5::DataType& file_type,
+                                   const H5::DataType& memory_type, const void* value) {
   errno = 0;
+  std::unique_ptr<H5::DataSet> dataset;
   try {
-    H5::DataSet dataset = meta_->createDataSet(std::string(name), H5::PredType::STD_I64LE,
-                                               H5::DataSpace(), untimed_scalar_dataset());
-    dataset.write(&value, H5::PredType::NATIVE_INT64);
+    dataset = std::make_unique<H5::DataSet>(meta_->createDataSet(
+        std::string(name), file_type, H5::DataSpace(), untimed_scalar_dataset()));
+    dataset->write(value, memory_type);
+    dataset->close();
   } catch (const H5::Exception&) {
+    (void)dataset.release();
     fail_writing(final_path_);
   }
 }

@@ -49,6 +49,11 @@ class Hdf5Output final : public RecordBackend {
   [[nodiscard]] const std::filesystem::path& temporary_path() const { return temporary_path_; }
 
  private:
+  // One scalar dataset of /meta, written and closed; a dataset whose write or close fails is let
+  // go rather than closed again, and complained about, by its destructor.
+  void write_meta_scalar(std::string_view name, const H5::DataType& file_type,
+                         const H5::DataType& memory_type, const void* value);
+
   std::filesystem::path final_path_;
   std::filesystem::path temporary_path_;
   // Held by pointer so that a file whose closing failed (a full disk) is let go rather than closed

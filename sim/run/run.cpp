@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "models/fault/fault_injector.hpp"
 #include "models/traffic/traffic_driver.hpp"
 #include "models/training/training_job.hpp"
 #include "models/transport/link_events.hpp"
@@ -87,7 +88,8 @@ ClusterSpec cluster_spec(const Scenario& scenario) {
   spec.fabric = *scenario.network;
   spec.seed = scenario.simulation.seed;
   if (scenario.servers) spec.servers = server_node(*scenario.servers);
-  spec.hosts = scenario.hosts.value_or(HostsConfig{});
+  spec.hosts = apply_to_hosts(scenario.faults, scenario.hosts.value_or(HostsConfig{}),
+                              spec.servers ? spec.servers->gpus : 1);
   return spec;
 }
 
@@ -110,13 +112,23 @@ RunSummary run_scenario(const LoadedScenario& loaded, RecordBackend& output,
     link_events.emplace(sim, cluster->fabric(),
                         resolve_link_events(scenario.network->link_events, *topology));
   }
+  // Where defences record their actions: any run with a job or faults.
+  std::optional<DefenceLog> defences;
+  if (scenario.job || !scenario.faults.empty()) defences.emplace(output);
   std::unique_ptr<TrainingJob> job;
   if (scenario.job) {
     job = std::make_unique<TrainingJob>(sim, *scenario.job, *cluster, cluster_spec(scenario),
-                                        scenario.network->model, output);
+                                        scenario.network->model, output, scenario.defences.job(),
+                                        *defences);
     // Background traffic and periodic sampling would keep the clock going: the job's end is the
     // run's.
     job->when_done([&sim] { sim.stop(); });
+  }
+  std::unique_ptr<FaultInjector> faults;
+  if (!scenario.faults.empty()) {
+    faults =
+        std::make_unique<FaultInjector>(sim, scenario.faults, scenario.defences, *cluster,
+                                        job.get(), *defences, output, scenario.simulation.seed);
   }
   std::unique_ptr<TrafficDriver> driver;
   if (scenario.traffic) {
@@ -135,6 +147,7 @@ RunSummary run_scenario(const LoadedScenario& loaded, RecordBackend& output,
   sim.set_monitor(&progress, ProgressReporter::kPeriodEvents);
   const auto wall_start = std::chrono::steady_clock::now();
   if (link_events) link_events->start();
+  if (faults) faults->start();
   if (job) job->start();
   if (driver) driver->start();
   RunOutcome outcome = sim.run(limit);
@@ -142,17 +155,23 @@ RunSummary run_scenario(const LoadedScenario& loaded, RecordBackend& output,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   progress.finish();
   // The job's end, or the traffic's, stopping the run is its normal end.
-  const bool out_of_memory = job && job->summary().out_of_memory;
-  const bool done =
-      job ? out_of_memory || job->steps_completed() == scenario.job->steps : driver->all_complete();
+  // Nothing left to do with the job unfinished: every rank waits for something that cannot come.
+  if (job && outcome == RunOutcome::kDrained && job->outcome() == JobOutcome::kRunning) {
+    job->declare_hung();
+  }
+  // The job's end, whichever it was (its last step, out of memory, a hang, a crash), stopping
+  // the run is its normal end.
+  const bool done = job ? job->outcome() != JobOutcome::kRunning : driver->all_complete();
   if (outcome == RunOutcome::kStopped && done) outcome = RunOutcome::kDrained;
   if (cluster) cluster->finish();
   if (job) job->flush();
   if (driver) driver->flush();
+  if (faults) faults->flush();
+  if (defences) defences->flush();
 
   RunSummary summary{outcome,
                      outcome == RunOutcome::kDrained && !done,
-                     out_of_memory,
+                     job ? job_outcome_name(job->outcome()) : std::string(),
                      sim.now(),
                      sim.events_processed(),
                      {},

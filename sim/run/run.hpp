@@ -24,8 +24,9 @@ struct RunSummary {
   RunOutcome outcome = RunOutcome::kDrained;  // kStopped: `stop` asked for it
   // Drained with work unfinished: nothing left could move it (a flow over a cable at 0 b/s).
   bool stalled = false;
-  // The training job's plan did not fit in HBM: it never started (a result, not an error).
-  bool out_of_memory = false;
+  // How the training job ended (job_outcome_name: completed, out_of_memory, hang, ...): a crash
+  // or a hang is a result of the simulated cluster, not an error. Empty without a job.
+  std::string job_outcome;
   Time end;
   std::uint64_t events = 0;
   std::string kind;    // "job", "traffic" or "job with traffic", recorded in /meta

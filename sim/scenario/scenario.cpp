@@ -12,6 +12,7 @@
 #include "models/transport/link_events.hpp"
 #include "models/transport/packet_network.hpp"
 #include "sim/scenario/duplicate_keys.hpp"
+#include "sim/scenario/fault_schema.hpp"
 #include "sim/scenario/job_schema.hpp"
 #include "sim/scenario/network_schema.hpp"
 #include "sim/scenario/server_schema.hpp"
@@ -44,7 +45,11 @@ const Schema<Scenario>& scenario_schema() {
         .optional_section("hosts", &Scenario::hosts, hosts_schema(),
                           "how each rank's data reaches its NIC and crosses the fabric")
         .optional_section("traffic", &Scenario::traffic, traffic_schema(),
-                          "flows to run on the network");
+                          "flows to run on the network")
+        .list("faults", &Scenario::faults, fault_schema(),
+              "faults during the run: what breaks, where and when (scenarios/README.md, Faults)")
+        .section("defences", &Scenario::defences, defences_schema(),
+                 "the cluster's defences: watchdogs, health checks, straggler detection, restarts");
     return s;
   }();
   return schema;
@@ -154,6 +159,7 @@ Checked check_what_runs(const Scenario& s, const YAML::Node& root,
   if (!checked.topology) return checked;
   const std::int32_t endpoints = checked.topology->endpoint_count();
   check_machines(s, endpoints, report);
+  check_fault_targets(s, *checked.topology, report);
   if (!s.traffic) return checked;
   const std::vector<TrafficProblem> problems =
       traffic_problems(*s.traffic, endpoints, physical_memory_bytes());

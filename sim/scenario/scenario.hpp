@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "models/fabric/topology.hpp"
+#include "models/fault/defences_config.hpp"
+#include "models/fault/fault_config.hpp"
 #include "models/node/server_config.hpp"
 #include "models/traffic/traffic_config.hpp"
 #include "models/training/training_job_config.hpp"
@@ -35,6 +37,8 @@ struct Scenario {
   std::optional<ServersConfig> servers;
   std::optional<HostsConfig> hosts;
   std::optional<TrafficConfig> traffic;
+  std::vector<FaultConfig> faults;
+  DefencesConfig defences;
 };
 
 struct LoadedScenario {

@@ -160,16 +160,20 @@ class Schema {
     return *this;
   }
 
-  // A key whose value is one of a fixed set of words.
+  // A key whose value is one of a fixed set of words; an empty `default_text` makes it required.
   template <class E>
   Schema& choice(std::string name, E Config::*member,
                  std::vector<std::pair<std::string, E>> options, std::string default_text,
                  std::string description) {
     Field f;
     f.name = name;
-    f.decode = [=](const YAML::Node& node, const YAML::Node&, const std::string& path, Config& out,
-                   DecodeContext& context) {
+    f.decode = [=](const YAML::Node& node, const YAML::Node& parent, const std::string& path,
+                   Config& out, DecodeContext& context) {
       const bool present = node.IsDefined() && !node.IsNull();
+      if (!present && default_text.empty()) {
+        context.error(parent, path, "required key is missing: one of " + join(words_of(options)));
+        return;
+      }
       if (present && !node.IsScalar()) {
         context.error(node, path, "expected one of " + join(words_of(options)));
         return;
@@ -196,7 +200,8 @@ class Schema {
     };
     const std::string type = "one of " + join(words_of(options), ", ");
     f.document = [=](const std::string& path, std::vector<KeyDoc>& out) {
-      out.push_back(KeyDoc{path, type, default_text, description});
+      out.push_back(
+          KeyDoc{path, type, default_text.empty() ? "required" : default_text, description});
     };
     fields_.push_back(std::move(f));
     return *this;

@@ -93,7 +93,8 @@ def parse_schema(text):
     return sections
 
 
-RUN_KINDS = {"job runs": "job", "fabric runs": "fabric", "nccl-tests runs": "nccl-tests"}
+RUN_KINDS = {"job runs": "job", "fabric runs": "fabric", "faulted runs": "faulted",
+             "nccl-tests runs": "nccl-tests"}
 
 
 def parse_written_by(text):
@@ -280,8 +281,9 @@ class LoaderOnARealRun(unittest.TestCase):
 
     def test_tables_lists_the_job_and_network_tables_and_not_meta(self):
         self.assertEqual(la.tables(self.path),
-                         ["flow_samples", "messages", "port_samples", "port_totals", "ports",
-                          "rank_memory", "rank_ops", "rank_steps", "steps"])
+                         ["blocked_ranks", "defences", "flow_samples", "goodput", "messages",
+                          "port_samples", "port_totals", "ports", "rank_memory", "rank_ops",
+                          "rank_steps", "steps"])
         self.assertEqual(la.run_kind(self.path), "job")
 
     def test_every_table_loads_as_a_dataframe_with_columns_in_file_order(self):
@@ -466,8 +468,11 @@ class SchemaDoc(unittest.TestCase):
         job = {name for name, kinds in self.written_by.items() if "job" in kinds}
         fabric = {name for name, kinds in self.written_by.items() if "fabric" in kinds}
         network = {"messages", "ports", "port_totals", "port_samples", "flow_samples"}
-        self.assertEqual(job, {"/meta", "rank_ops", "rank_steps", "steps", "rank_memory"} | network)
+        self.assertEqual(job, {"/meta", "rank_ops", "rank_steps", "steps", "rank_memory",
+                               "blocked_ranks", "goodput", "defences"} | network)
         self.assertEqual(fabric, {"/meta", "flows"} | network)
+        faulted = {name for name, kinds in self.written_by.items() if "faulted" in kinds}
+        self.assertEqual(faulted, {"faults", "defences"})
         collectives = {name for name, kinds in self.written_by.items() if "nccl-tests" in kinds}
         self.assertEqual(collectives, {"/meta", "nccl_tests", "nccl_tests_ranks"})
 
@@ -482,14 +487,18 @@ class SchemaDoc(unittest.TestCase):
 
 class FileMatchesSchemaDoc:
     """Checks of one kind of run's file against the doc, in both directions; mixed into a TestCase
-    per kind (RUN_KIND, and make_run(directory) returning the file's path)."""
+    per kind (RUN_KIND, or RUN_KINDS for a run of several kinds, and make_run(directory)
+    returning the file's path)."""
 
     RUN_KIND = None
+    RUN_KINDS = ()
     STRING_IN_A_TABLE = None  # a table with a text column, to see that strings are checked at all
 
     @classmethod
     def setUpClass(cls):
-        cls.doc = documented_for(cls.RUN_KIND)
+        cls.doc = {}
+        for kind in cls.RUN_KINDS or (cls.RUN_KIND,):
+            cls.doc.update(documented_for(kind))
         cls._directory = tempfile.TemporaryDirectory()
         cls.path = cls.make_run(cls._directory.name)
 
@@ -613,6 +622,22 @@ def run_nccl_tests(out, *args):
     if result.returncode != 0:
         raise AssertionError(f"lockstep nccl-tests failed ({result.returncode}): {result.stderr}")
     return result
+
+
+class FaultedJobFileMatchesSchemaDoc(FileMatchesSchemaDoc, unittest.TestCase):
+    """War story 2 with a 30 s watchdog: a job whose GPU fails, so every fault and defence table
+    has rows."""
+
+    RUN_KINDS = ("job", "faulted")
+    STRING_IN_A_TABLE = "blocked_ranks"
+
+    @staticmethod
+    def make_run(directory):
+        out = Path(directory) / "xid.h5"
+        run_lockstep(out, SOURCE / "scenarios" / "war-stories" / "2_xid_hang.yaml",
+                     "--set", "defences.watchdog.enabled=true",
+                     "--set", "defences.watchdog.timeout=30s")
+        return out
 
 
 class NcclTestsFileMatchesSchemaDoc(FileMatchesSchemaDoc, unittest.TestCase):

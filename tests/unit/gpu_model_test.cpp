@@ -326,6 +326,31 @@ TEST_CASE("gpu: an external operation may end the moment it starts, and the stre
   CHECK(after.finished == std::vector<Time>{Time::zero() + Duration::us(5)});
 }
 
+// An Xid at 40 us: the kernel running since 0 (100 us long) never ends, the kernel queued behind
+// it never starts, and a collective ending later is not heard of.
+TEST_CASE("gpu: a failed GPU finishes nothing and starts nothing") {
+  Simulator sim;
+  Gpu gpu(sim, spec_of("h100"));
+  Spans spans;
+  External all_reduce(sim, gpu, Duration::us(80));
+  (void)gpu.launch_kernel(Stream::kCompute, kernel(Duration::us(100), Duration()), &spans);
+  (void)gpu.launch_kernel(Stream::kCompute, kernel(Duration::us(10), Duration()), &spans);
+  (void)gpu.enqueue_external(Stream::kCommunication, all_reduce);
+  struct Failure {
+    Gpu& gpu;
+    void now() { gpu.fail(); }
+  } failure{gpu};
+  sim.schedule<&Failure::now>(Time::zero() + Duration::us(40), &failure);
+  (void)sim.run();
+  CHECK(gpu.failed());
+  CHECK(spans.started == std::vector<Time>{Time::zero()});
+  CHECK(spans.finished.empty());
+  CHECK(all_reduce.started == Time::zero());
+  CHECK(all_reduce.finished == Time::max());
+  CHECK(gpu.counters(Stream::kCompute).kernels == 0);
+  CHECK_FALSE(gpu.idle());
+}
+
 TEST_CASE("gpu: finishing an external operation that is not running is an invariant violation") {
   Simulator sim;
   Gpu gpu(sim, spec_of("h100"));
