@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "sim/core/time.hpp"
 
@@ -21,10 +22,12 @@ struct WatchdogConfig {
 
 // A node health check (DCGM-style) every `interval` that finds a GPU fallen off the bus (an Xid)
 // and drains its node: the job is stopped at once rather than at the watchdog's timeout, and
-// restarts without that node.
+// restarts without that node. A drained node (by this check or the straggler detector) returns to
+// the idle pool `repair` later (its GPUs swapped or reset), or never.
 struct HealthCheckConfig {
   bool enabled = false;
   Duration interval = Duration::s(60);
+  std::optional<Duration> repair;
 };
 
 // Per-rank step-time outliers (MegaScale, ByteDance's straggler study, reference.md section 7):

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "models/gpu/gpu.hpp"
+#include "models/training/checkpoint_pricing.hpp"
 #include "models/training/job_communicators.hpp"
 #include "models/training/memory_footprint.hpp"
 #include "models/training/training_tables.hpp"
@@ -17,6 +18,10 @@
 
 namespace lockstep {
 namespace {
+
+// Simulated steps before a job that reuses its steady step gives up waiting for two equal ones and
+// takes the last.
+constexpr std::size_t kMostPricingSteps = 8;
 
 // Operations a rank keeps queued on its compute stream ahead of the running one: enough that the
 // stream never idles between them, few enough that a rank's queue stays small at any scale.
@@ -295,7 +300,7 @@ class TrainingJob::Impl {
   void record_op(const RankState& r, std::int32_t rank, const Queued& q, Time start, Time end);
   void step_over(std::int32_t rank);
   void checkpoint(std::int32_t rank);
-  void copied_to_host(std::uint64_t attempt_and_rank);
+  void copied_to_host(std::uint64_t generation_and_rank);
   void report_done() {
     if (on_done) on_done();
   }
@@ -311,8 +316,8 @@ class TrainingJob::Impl {
   // The oldest wait inside a collective of a rank whose GPU still works.
   [[nodiscard]] Wait oldest_wait() const;
   void arm_watchdog();
-  void watchdog_check(std::uint64_t attempt);
-  void health_check(std::uint64_t attempt);
+  void watchdog_check(std::uint64_t generation);
+  void health_check(std::uint64_t generation);
   // Whether it drained a node (and so stopped the job).
   bool detect_stragglers(std::int64_t step);
   // The job ranks of `q`'s collective that had not joined it or whose GPU is lost: those a real
@@ -321,9 +326,24 @@ class TrainingJob::Impl {
   [[nodiscard]] std::string wait_description(const Queued& q) const;
   // Stops every rank and collective of this attempt, then restarts or ends the job as `outcome`.
   void stop(JobOutcome outcome_if_not_restarted);
-  void restart(std::uint64_t attempt);
+  void restart(std::uint64_t generation);
   void end_as(JobOutcome result);
   void record_blocked_ranks();
+  // Halts what the current generation runs, keeping it for its pending events.
+  void halt();
+  // The node takes no ranks until repaired (defences.health_check.repair), if ever.
+  void drain(std::int32_t node);
+  void repaired(std::uint64_t node);
+
+  // Replayed steps (job.reuse_steady_step).
+  // After step `row` ended: whether the steps so far price the rest, and if so the switch.
+  bool price_step(const TrainingStepRow& row, Duration checkpoint_stall);
+  void replay_next();
+  void replayed_step_done(std::uint64_t generation);
+  void replayed_checkpoint_written(std::uint64_t generation_and_step);
+  void replay_watchdog(std::uint64_t generation);
+  // The GPU lost in a replayed step: the step never ends; the defences that would act, do.
+  void lose_replayed_step(std::int32_t gpu);
 
   Simulator& sim_;
   TrainingJobConfig config_;
@@ -363,7 +383,11 @@ class TrainingJob::Impl {
   std::vector<char> node_drained_;              // by the cluster's node
   std::vector<std::optional<Time>> failed_at_;  // by the cluster's GPU
   std::vector<std::string> failure_cause_;      // by the cluster's GPU
-  std::uint64_t attempt_ = 0;
+  std::uint64_t attempt_ = 0;                   // restarts so far
+  // Bumped whenever what the job's pending events and callbacks belong to is stopped (a restart,
+  // the switch to replayed steps, a replayed step cut short): those of an older generation are
+  // ignored.
+  std::uint64_t generation_ = 0;
   std::vector<Remains> remains_;
   bool watchdog_armed_ = false;
   bool health_check_armed_ = false;
@@ -378,6 +402,14 @@ class TrainingJob::Impl {
   std::int64_t checkpointed_steps_ = 0;  // steps the last complete checkpoint holds
   std::int32_t job_nodes_ = 0;           // nodes the job's ranks are on
   std::string incident_;                 // what stopped or hung the job last, for people
+  // Replay.
+  bool replaying_ = false;
+  std::vector<Duration> plain_steps_;  // durations of the simulated steps without a checkpoint
+  TrainingStepRow priced_row_{};
+  Duration priced_step_;
+  CheckpointCost checkpoint_cost_{};
+  Time write_done_at_;       // asynchronous: when the last checkpoint's write ends
+  Duration replayed_stall_;  // of the step in flight
   std::unordered_map<std::int64_t, std::int32_t> checkpoint_writes_left_;  // by step
   Table<BlockedRankRow> blocked_;
   Table<GoodputRow> goodput_;
@@ -824,8 +856,8 @@ void TrainingJob::Impl::begin_step(std::int32_t rank) {
   data.ready.reset();
   data.waiting.push_back(rank);
   loader_->want(r.replica, r.step - loader_first_step_,
-                [this, replica = r.replica, attempt = attempt_](Time ready) {
-                  if (attempt != attempt_) return;
+                [this, replica = r.replica, generation = generation_](Time ready) {
+                  if (generation != generation_) return;
                   ReplicaData& d = replicas_[static_cast<std::size_t>(replica)];
                   d.ready = ready;
                   std::vector<std::int32_t> waiting = std::move(d.waiting);
@@ -1238,11 +1270,11 @@ void TrainingJob::Impl::step_over(std::int32_t rank) {
     for (std::size_t n = 0; n < per_node.size(); ++n) {
       if (per_node[n] == Bytes()) continue;
       storage_->transfer(static_cast<std::int32_t>(n), per_node[n],
-                         [this, writes_left, attempt = attempt_, step = r.step](Time) {
-                           if (attempt != attempt_ || --*writes_left > 0) return;
+                         [this, writes_left, generation = generation_, step = r.step](Time) {
+                           if (generation != generation_ || --*writes_left > 0) return;
                            checkpoint_written(step);
                            // A rank's step end may stop the job (the straggler detector).
-                           for (std::int32_t w = 0; w < world_ && attempt == attempt_; ++w) {
+                           for (std::int32_t w = 0; w < world_ && generation == generation_; ++w) {
                              finish_step(
                                  w, sim_.now() - checkpoint_arrival_[static_cast<std::size_t>(w)]);
                            }
@@ -1271,17 +1303,17 @@ void TrainingJob::Impl::checkpoint(std::int32_t rank) {
   }
   sim_.schedule<&Impl::copied_to_host>(
       sim_.now() + tx_time(checkpoint_bytes(rank), config_.checkpoint.host_copy), this,
-      attempt_ << 32 | static_cast<std::uint64_t>(rank));
+      generation_ << 32 | static_cast<std::uint64_t>(rank));
 }
 
-void TrainingJob::Impl::copied_to_host(std::uint64_t attempt_and_rank) {
-  if (attempt_and_rank >> 32 != attempt_) return;
-  const auto rank = static_cast<std::int32_t>(attempt_and_rank & 0xFFFF'FFFFU);
+void TrainingJob::Impl::copied_to_host(std::uint64_t generation_and_rank) {
+  if (generation_and_rank >> 32 != generation_) return;
+  const auto rank = static_cast<std::int32_t>(generation_and_rank & 0xFFFF'FFFFU);
   const auto node =
       static_cast<std::size_t>(node_of_gpu(ranks_[static_cast<std::size_t>(rank)].gpu_index));
   const std::int64_t step = ranks_[static_cast<std::size_t>(rank)].step;
   finish_step(rank, sim_.now() - checkpoint_arrival_[static_cast<std::size_t>(rank)]);
-  if (attempt_and_rank >> 32 != attempt_ || --node_copies_left_[node] > 0) return;
+  if (generation_and_rank >> 32 != generation_ || --node_copies_left_[node] > 0) return;
   Bytes bytes;
   for (std::int32_t w = 0; w < world_; ++w) {
     if (static_cast<std::size_t>(node_of_gpu(ranks_[static_cast<std::size_t>(w)].gpu_index)) ==
@@ -1292,8 +1324,8 @@ void TrainingJob::Impl::copied_to_host(std::uint64_t attempt_and_rank) {
   node_writing_[node] = 1;
   checkpoint_writes_left_.try_emplace(step, job_nodes_);
   storage_->transfer(static_cast<std::int32_t>(node), bytes,
-                     [this, node, step, attempt = attempt_](Time) {
-                       if (attempt != attempt_) return;
+                     [this, node, step, generation = generation_](Time) {
+                       if (generation != generation_) return;
                        node_writing_[node] = 0;
                        if (--checkpoint_writes_left_[step] == 0) {
                          checkpoint_writes_left_.erase(step);
@@ -1380,6 +1412,10 @@ void TrainingJob::Impl::finish_step(std::int32_t rank, Duration checkpoint_stall
     step_totals_.erase(r.step);
     ++steps_completed;
     if (defences_.straggler_detector.enabled && detect_stragglers(r.step)) return;
+    if (config_.reuse_steady_step && steps_completed < steps &&
+        price_step(last_step_, totals.checkpoint_stall)) {
+      return;
+    }
     if (steps_completed < steps && on_step_begins) on_step_begins(steps_completed);
   }
   ++r.step;
@@ -1407,9 +1443,16 @@ void TrainingJob::Impl::fail_gpu(std::int32_t gpu, const std::string& cause) {
       std::none_of(gpu_of_rank_.begin(), gpu_of_rank_.end(),
                    [&](std::int32_t g) { return node_of_gpu(g) == node_of_gpu(gpu); })) {
     // An idle node's health check drains it before any restart could land there.
-    node_drained_[node] = 1;
+    drain(static_cast<std::int32_t>(node));
     log_.record("health_check", sim_.now(), "node " + std::to_string(node),
                 "idle node: GPU " + std::to_string(gpu) + ": " + cause + "; drained");
+  }
+  if (replaying_) {
+    if (outcome == JobOutcome::kRunning &&
+        std::find(gpu_of_rank_.begin(), gpu_of_rank_.end(), gpu) != gpu_of_rank_.end()) {
+      lose_replayed_step(gpu);
+    }
+    return;
   }
   for (RankState& r : ranks_) {
     if (r.gpu_index != gpu || !r.gpu) continue;
@@ -1425,7 +1468,7 @@ void TrainingJob::Impl::fail_gpu(std::int32_t gpu, const std::string& cause) {
       const std::int64_t interval = defences_.health_check.interval.ps();
       const std::int64_t next = (sim_.now().ps() / interval + 1) * interval;
       health_check_armed_ = true;
-      sim_.schedule<&Impl::health_check>(Time::zero() + Duration::ps(next), this, attempt_);
+      sim_.schedule<&Impl::health_check>(Time::zero() + Duration::ps(next), this, generation_);
     }
   }
 }
@@ -1455,11 +1498,11 @@ void TrainingJob::Impl::arm_watchdog() {
   // wake-up at or after it.
   const std::int64_t poll = defences_.watchdog.poll.ps();
   const std::int64_t wake = (due.ps() + poll - 1) / poll * poll;
-  sim_.schedule<&Impl::watchdog_check>(Time::zero() + Duration::ps(wake), this, attempt_);
+  sim_.schedule<&Impl::watchdog_check>(Time::zero() + Duration::ps(wake), this, generation_);
 }
 
-void TrainingJob::Impl::watchdog_check(std::uint64_t attempt) {
-  if (attempt != attempt_ || outcome != JobOutcome::kRunning) return;
+void TrainingJob::Impl::watchdog_check(std::uint64_t generation) {
+  if (generation != generation_ || outcome != JobOutcome::kRunning) return;
   watchdog_armed_ = false;
   const Wait oldest = oldest_wait();
   if (oldest.since == Time::max()) return;  // armed again by the next collective
@@ -1486,15 +1529,15 @@ void TrainingJob::Impl::watchdog_check(std::uint64_t attempt) {
   stop(JobOutcome::kCollectiveTimeout);
 }
 
-void TrainingJob::Impl::health_check(std::uint64_t attempt) {
+void TrainingJob::Impl::health_check(std::uint64_t generation) {
   health_check_armed_ = false;
-  if (attempt != attempt_ || outcome != JobOutcome::kRunning) return;
+  if (generation != generation_ || outcome != JobOutcome::kRunning) return;
   bool found = false;
   for (const RankState& r : ranks_) {
     const auto gpu = static_cast<std::size_t>(r.gpu_index);
     const auto node = static_cast<std::size_t>(node_of_gpu(r.gpu_index));
     if (gpu_failed_[gpu] == 0 || node_drained_[node] != 0) continue;
-    node_drained_[node] = 1;
+    drain(static_cast<std::int32_t>(node));
     found = true;
     const std::string detail = "GPU " + std::to_string(gpu) + " lost at " +
                                format_rounded(failed_at_[gpu]->since_start()) + " (" +
@@ -1533,7 +1576,7 @@ bool TrainingJob::Impl::detect_stragglers(std::int64_t step) {
   if (!worst) return false;
   const std::int32_t gpu = ranks_[static_cast<std::size_t>(worst->second)].gpu_index;
   const std::int32_t node = node_of_gpu(gpu);
-  node_drained_[static_cast<std::size_t>(node)] = 1;
+  drain(node);
   char detail[200];
   std::snprintf(detail, sizeof detail,
                 "rank %d (GPU %d) did %.2fx the median work of its stage over steps %lld-%lld; "
@@ -1611,9 +1654,32 @@ void TrainingJob::Impl::record_blocked_ranks() {
   }
 }
 
-void TrainingJob::Impl::stop(JobOutcome outcome_if_not_restarted) {
+void TrainingJob::Impl::drain(std::int32_t node) {
+  node_drained_[static_cast<std::size_t>(node)] = 1;
+  if (defences_.health_check.repair) {
+    sim_.schedule<&Impl::repaired>(sim_.now() + *defences_.health_check.repair, this,
+                                   static_cast<std::uint64_t>(node));
+  }
+}
+
+void TrainingJob::Impl::repaired(std::uint64_t node) {
+  // Its GPUs are replaced or reset; a cable that failed under it stays as the fabric has it.
+  node_drained_[node] = 0;
+  const std::int32_t per_node = cluster_.gpus_per_node();
+  for (std::int32_t g = 0; g < per_node; ++g) {
+    const auto gpu = static_cast<std::size_t>(static_cast<std::int32_t>(node) * per_node + g);
+    gpu_failed_[gpu] = 0;
+    failed_at_[gpu].reset();
+  }
+  log_.record(
+      "repair", sim_.now(), "node " + std::to_string(node),
+      "back in the pool of idle nodes after " + format_rounded(*defences_.health_check.repair));
+}
+
+void TrainingJob::Impl::halt() {
   Remains remains;
   for (RankState& r : ranks_) {
+    if (!r.gpu) continue;
     r.gpu->fail();
     remains.gpus.push_back(std::move(r.gpu));
     remains.listeners.push_back(std::move(r.listener));
@@ -1631,9 +1697,14 @@ void TrainingJob::Impl::stop(JobOutcome outcome_if_not_restarted) {
   closed_at_last_sweep_ = 0;
   remains.loader = std::move(loader_);
   remains_.push_back(std::move(remains));
-  ++attempt_;
+  ++generation_;
   watchdog_armed_ = false;
   health_check_armed_ = false;
+}
+
+void TrainingJob::Impl::stop(JobOutcome outcome_if_not_restarted) {
+  halt();
+  ++attempt_;
   ++interruptions_;
   if (!defences_.restart.enabled) {
     end_as(outcome_if_not_restarted);
@@ -1643,11 +1714,11 @@ void TrainingJob::Impl::stop(JobOutcome outcome_if_not_restarted) {
               "restarting from the checkpoint of step " + std::to_string(checkpointed_steps_) +
                   " in " + format_rounded(defences_.restart.delay));
   restarting_ += defences_.restart.delay;
-  sim_.schedule<&Impl::restart>(sim_.now() + defences_.restart.delay, this, attempt_);
+  sim_.schedule<&Impl::restart>(sim_.now() + defences_.restart.delay, this, generation_);
 }
 
-void TrainingJob::Impl::restart(std::uint64_t attempt) {
-  if (attempt != attempt_) return;
+void TrainingJob::Impl::restart(std::uint64_t generation) {
+  if (generation != generation_) return;
   // The drained nodes' ranks move, node by node, to the lowest idle healthy nodes.
   const std::int32_t per_node = cluster_.gpus_per_node();
   const auto nodes = static_cast<std::int32_t>(node_drained_.size());
@@ -1669,6 +1740,8 @@ void TrainingJob::Impl::restart(std::uint64_t attempt) {
       if (candidate == nodes) {
         log_.record("restart", sim_.now(), "job",
                     "no healthy idle node left to replace node " + std::to_string(node));
+        incident_ = "restart at " + format_rounded(sim_.now().since_start()) +
+                    ": no healthy idle node left to replace node " + std::to_string(node);
         end_as(JobOutcome::kNoSpareNodes);
         return;
       }
@@ -1681,24 +1754,33 @@ void TrainingJob::Impl::restart(std::uint64_t attempt) {
     gpu = it->second * per_node + gpu % per_node;
   }
   gpu_of_rank_ = std::move(placement);
+  const std::int64_t restored = checkpointed_steps_;
+  kept_step_time_.resize(static_cast<std::size_t>(restored));
+  kept_checkpoint_stall_.resize(static_cast<std::size_t>(restored));
+  steps_completed = restored;
+  previous_step_end_ = sim_.now();
+  log_.record(
+      "restart", sim_.now(), "job",
+      "attempt " + std::to_string(attempt_) + " starts at step " + std::to_string(restored));
+  if (replaying_) {
+    for (std::int32_t rank = 0; rank < world_; ++rank) {
+      ranks_[static_cast<std::size_t>(rank)].gpu_index =
+          gpu_of_rank_[static_cast<std::size_t>(rank)];
+    }
+    write_done_at_ = sim_.now();
+    replay_next();
+    return;
+  }
   remains_.back().communicators = std::move(communicators_);
   communicators_ = std::make_unique<JobCommunicators>(sim_, cluster_, spec_, level_);
   group_ranks_.clear();
   make_ranks();
   build_groups();
-  const std::int64_t restored = checkpointed_steps_;
-  kept_step_time_.resize(static_cast<std::size_t>(restored));
-  kept_checkpoint_stall_.resize(static_cast<std::size_t>(restored));
   step_totals_.clear();
   checkpoint_writes_left_.clear();
-  steps_completed = restored;
   ranks_finished_ = 0;
-  previous_step_end_ = sim_.now();
   if (storage_) make_loader(restored);
   if (loader_) loader_->start();
-  log_.record(
-      "restart", sim_.now(), "job",
-      "attempt " + std::to_string(attempt_) + " starts at step " + std::to_string(restored));
   if (on_step_begins) on_step_begins(restored);
   for (std::int32_t rank = 0; rank < world_; ++rank) {
     ranks_[static_cast<std::size_t>(rank)].step = restored;
@@ -1709,6 +1791,127 @@ void TrainingJob::Impl::restart(std::uint64_t attempt) {
 void TrainingJob::Impl::end_as(JobOutcome result) {
   outcome = result;
   if (on_done) on_done();
+}
+
+bool TrainingJob::Impl::price_step(const TrainingStepRow& row, Duration checkpoint_stall) {
+  if (checkpoint_stall == Duration())
+    plain_steps_.push_back(Duration::ps(row.end_ps - row.start_ps));
+  const std::size_t n = plain_steps_.size();
+  const bool steady = n >= 2 && plain_steps_[n - 1] == plain_steps_[n - 2];
+  if (!steady && steps_completed < static_cast<std::int64_t>(kMostPricingSteps)) return false;
+  if (n == 0) return false;
+  priced_step_ = plain_steps_.back();
+  priced_row_ = row;
+  if (config_.checkpoint.every > 0 && storage_) {
+    std::vector<Bytes> node_bytes(node_drained_.size());
+    Bytes largest;
+    for (std::int32_t rank = 0; rank < world_; ++rank) {
+      const Bytes bytes = checkpoint_bytes(rank);
+      node_bytes[static_cast<std::size_t>(
+          node_of_gpu(gpu_of_rank_[static_cast<std::size_t>(rank)]))] += bytes;
+      largest = std::max(largest, bytes);
+    }
+    checkpoint_cost_ = price_checkpoint(storage_->spec(), node_bytes, largest, config_.checkpoint);
+  }
+  // The ranks already in the next step stop where they are; the steps from there on are replayed.
+  halt();
+  replaying_ = true;
+  write_done_at_ = sim_.now();
+  char detail[160];
+  std::snprintf(detail, sizeof detail,
+                "steps from %lld on replayed at %s each (checkpoint stall %s, write %s)",
+                static_cast<long long>(steps_completed), format_rounded(priced_step_).c_str(),
+                format_rounded(checkpoint_cost_.stall).c_str(),
+                format_rounded(checkpoint_cost_.write).c_str());
+  incident_ = detail;
+  replay_next();
+  return true;
+}
+
+void TrainingJob::Impl::replay_next() {
+  if (steps_completed == steps) {
+    end_as(JobOutcome::kCompleted);
+    return;
+  }
+  if (on_step_begins) on_step_begins(steps_completed);
+  if (outcome != JobOutcome::kRunning || !replaying_) return;
+  const Time end = sim_.now() + priced_step_;
+  replayed_stall_ = Duration();
+  const bool checkpoint = config_.checkpoint.every > 0 && storage_ &&
+                          (steps_completed + 1) % config_.checkpoint.every == 0;
+  if (checkpoint) {
+    // An asynchronous checkpoint waits for the previous one's write before reusing its buffers.
+    const Time start = std::max(end, write_done_at_);
+    replayed_stall_ = (start - end) + checkpoint_cost_.stall;
+    write_done_at_ = start + checkpoint_cost_.write;
+    sim_.schedule<&Impl::replayed_checkpoint_written>(
+        write_done_at_, this, generation_ << 32 | static_cast<std::uint64_t>(steps_completed));
+  }
+  sim_.schedule<&Impl::replayed_step_done>(end + replayed_stall_, this, generation_);
+}
+
+void TrainingJob::Impl::replayed_checkpoint_written(std::uint64_t generation_and_step) {
+  if (generation_and_step >> 32 != generation_) return;
+  checkpoint_written(static_cast<std::int64_t>(generation_and_step & 0xFFFF'FFFFU));
+}
+
+void TrainingJob::Impl::replayed_step_done(std::uint64_t generation) {
+  if (generation != generation_) return;
+  const Time start = previous_step_end_;
+  previous_step_end_ = sim_.now();
+  const Duration took = sim_.now() - start;
+  const double scale = static_cast<double>(priced_row_.end_ps - priced_row_.start_ps) /
+                       static_cast<double>(took.ps());
+  last_step_ = TrainingStepRow{steps_completed,
+                               static_cast<std::int64_t>(attempt_),
+                               start.ps(),
+                               sim_.now().ps(),
+                               priced_row_.slowest_rank,
+                               priced_row_.tokens_per_second * scale,
+                               priced_row_.tflops_per_gpu * scale,
+                               priced_row_.mfu * scale};
+  steps_table_.append(last_step_);
+  summed_steps_ += took;
+  ++step_rows_;
+  kept_step_time_.push_back(took);
+  kept_checkpoint_stall_.push_back(replayed_stall_);
+  ++steps_completed;
+  replay_next();
+}
+
+void TrainingJob::Impl::lose_replayed_step(std::int32_t gpu) {
+  ++generation_;  // the step in flight never ends, nor a checkpoint being written
+  const Time now = sim_.now();
+  if (defences_.health_check.enabled) {
+    const std::int64_t interval = defences_.health_check.interval.ps();
+    sim_.schedule<&Impl::health_check>(
+        Time::zero() + Duration::ps((now.ps() / interval + 1) * interval), this, generation_);
+  } else if (defences_.watchdog.enabled) {
+    // The ranks block within the collective under way, microseconds to milliseconds after the
+    // loss: the watchdog sees the timeout at its first poll after that.
+    const std::int64_t poll = defences_.watchdog.poll.ps();
+    const std::int64_t due = (now + defences_.watchdog.timeout).ps();
+    sim_.schedule<&Impl::replay_watchdog>(
+        Time::zero() + Duration::ps((due + poll - 1) / poll * poll), this, generation_);
+  }
+  incident_ = "GPU " + std::to_string(gpu) + " lost in a replayed step at " +
+              format_rounded(now.since_start());
+}
+
+void TrainingJob::Impl::replay_watchdog(std::uint64_t generation) {
+  if (generation != generation_ || outcome != JobOutcome::kRunning) return;
+  std::string lost;
+  for (std::int32_t rank = 0; rank < world_; ++rank) {
+    if (gpu_failed_[static_cast<std::size_t>(gpu_of_rank_[static_cast<std::size_t>(rank)])] != 0) {
+      lost += (lost.empty() ? "" : " ") + std::to_string(rank);
+    }
+  }
+  const std::string detail = "collective timeout in a replayed step (timeout " +
+                             format_rounded(defences_.watchdog.timeout) +
+                             "); never arrived or lost: " + lost;
+  log_.record("watchdog", sim_.now(), "job", detail);
+  incident_ = "watchdog at " + format_rounded(sim_.now().since_start()) + ": " + detail;
+  stop(JobOutcome::kCollectiveTimeout);
 }
 
 Goodput TrainingJob::Impl::goodput() const {
@@ -1810,17 +2013,21 @@ std::string TrainingJob::Impl::report() const {
   const TrainingJobSummary s = summary();
   report += "\n" + std::to_string(s.steps_completed) + " of " + std::to_string(steps) + " steps";
   std::string incidents;
+  if (outcome != JobOutcome::kRunning && outcome != JobOutcome::kCompleted) {
+    incidents += "\njob outcome: " + std::string(job_outcome_name(outcome));
+  }
   if (!incident_.empty()) incidents += "\n" + incident_;
   if (interruptions_ > 0) {
     const Goodput g = goodput();
     char figures[256];
     std::snprintf(figures, sizeof figures,
-                  "\n%lld interruptions, %lld steps redone; goodput %.1f%% (useful %s, "
-                  "checkpointing %s, restarting %s, lost %s)",
-                  static_cast<long long>(g.interruptions), static_cast<long long>(g.steps_redone),
-                  100 * g.share(), format_rounded(g.useful).c_str(),
-                  format_rounded(g.checkpointing).c_str(), format_rounded(g.restarting).c_str(),
-                  format_rounded(g.lost).c_str());
+                  "\n%lld interruptions (%.2f per day), %lld steps redone; goodput %.1f%% (useful "
+                  "%s, checkpointing %s, restarting %s, lost %s)",
+                  static_cast<long long>(g.interruptions),
+                  static_cast<double>(g.interruptions) / (g.total.seconds() / 86'400.0),
+                  static_cast<long long>(g.steps_redone), 100 * g.share(),
+                  format_rounded(g.useful).c_str(), format_rounded(g.checkpointing).c_str(),
+                  format_rounded(g.restarting).c_str(), format_rounded(g.lost).c_str());
     incidents += figures;
   }
   if (step_rows_ == 0) return report + incidents;

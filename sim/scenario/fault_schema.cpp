@@ -153,6 +153,10 @@ Schema<HealthCheckConfig> health_check_schema() {
   s.value("enabled", &HealthCheckConfig::enabled, "false",
           "find GPUs fallen off the bus (Xid) and drain their nodes, stopping the job")
       .value("interval", &HealthCheckConfig::interval, "1min", "how often each node is checked",
+             above(Duration()))
+      .value("repair", &HealthCheckConfig::repair, std::nullopt,
+             "a drained node (health check or straggler detector) is idle again this long after "
+             "(none: drained for good)",
              above(Duration()));
   return s;
 }
@@ -290,6 +294,12 @@ void check_fault_targets(const Scenario& s, const Topology& topology,
                          f.kind == FaultKind::kRandomFailures || f.kind == FaultKind::kSlowStorage;
     if ((on_gpus || f.rank || f.step) && !s.job) {
       report.error(at + ".kind", kind + " acts on a training job: add a `job`");
+    }
+    const bool loses_gpus = f.kind == FaultKind::kXid || f.kind == FaultKind::kRandomFailures;
+    if (s.job && s.job->reuse_steady_step && !loses_gpus) {
+      report.error(at + ".kind", kind +
+                                     " changes what a step costs, which job.reuse_steady_step "
+                                     "prices once: only xid and random_failures run with it");
     }
     if (f.kind == FaultKind::kSlowStorage && s.job && !s.job->storage) {
       report.error(at + ".kind", "slow_storage slows the job's file system: add job.storage");

@@ -210,6 +210,10 @@ Schema<TrainingJobConfig> job_schema() {
       .section("checkpoint", &Job::checkpoint, checkpoint_schema(), "checkpoints to `storage`")
       .section("record_ops", &Job::record_ops, recording_schema(),
                "which ops the rank_ops table holds")
+      .value("reuse_steady_step", &Job::reuse_steady_step, "false",
+             "once two steps in a row take the same time, run the rest at that time, one event "
+             "each, through failures and restarts (exact while nothing changes a step; only "
+             "faults that lose GPUs may run with it)")
       .check([](const Job& job, const Schema<Job>::Checker& report) {
         if (job.data && !job.storage) {
           report.error("data", "reads from a file system: add job.storage");

@@ -321,5 +321,66 @@ TEST_CASE("traffic cannot run on the analytic network level") {
               "needs a flow or packet network"});
 }
 
+// Two servers of 8 GPUs on a leaf-spine, with a small job, and `faults` as given.
+std::string with_faults(const std::string& faults, const std::string& model = "flow") {
+  return "servers: {preset: dgx-h100}\nnetwork:\n  model: " + model +
+         "\n  topology:\n    kind: leaf_spine\n    leaf_spine: {leaves: 2, spines: 1, "
+         "hosts_per_leaf: 8, uplinks_per_leaf: 1}\njob:\n  model: {preset: llama2-7b}\n  "
+         "parallelism: {tensor: 8, pipeline: 1, data: 2}\n  global_batch: 8\nfaults:\n" +
+         faults;
+}
+
+TEST_CASE("faults decode with their targets, times and figures") {
+  const Scenario s = scenario(
+      with_faults("  - {kind: thermal, gpu: 7, clock: 70%, onset: 2s, at: 1s, duration: 1min}\n"
+                  "  - {kind: xid, rank: 3, step: 2}\n"
+                  "  - {kind: link_flap, a: leaf0, b: spine0, down: 3s, up: 4s, flaps: 2}\n"
+                  "  - {kind: nccl_socket, rate: 25Gbps}\n"));
+  REQUIRE(s.faults.size() == 4);
+  CHECK(s.faults[0].kind == FaultKind::kThermal);
+  CHECK(*s.faults[0].clock == doctest::Approx(0.7));
+  CHECK(*s.faults[0].duration == Duration::s(60));
+  CHECK(*s.faults[1].step == 2);
+  CHECK(*s.faults[2].flaps == 2);
+  CHECK(*s.faults[3].rate == BitRate::gbps(25));
+  CHECK(s.defences.watchdog.enabled);
+  CHECK(s.defences.watchdog.timeout == Duration::s(600));
+  CHECK(s.defences.watchdog.poll == Duration::ms(100));
+  // --set reaches the list like any key.
+  CHECK(scenario(with_faults("  []\n"), {"faults=[{kind: xid, gpu: 3, at: 30s}]"}).faults.size() ==
+        1);
+}
+
+TEST_CASE(
+    "a fault with a missing, extra or absent target, or one the level cannot play, is refused") {
+  CHECK(
+      problems(with_faults("  - {gpu: 3}\n")) ==
+      Lines{"s.yaml:12:5: faults[0].kind: required key is missing: one of thermal, ecc, xid, "
+            "stragglers, link_down, link_flap, link_degraded, pfc_storm, slow_receiver, nic_numa, "
+            "gpudirect_off, nccl_socket, slow_storage, random_failures"});
+  CHECK(problems(with_faults("  - {kind: xid, at: 1s}\n")) ==
+        Lines{"s.yaml:12:5: faults[0].gpu: xid needs exactly one target: gpu, rank"});
+  CHECK(problems(with_faults("  - {kind: xid, gpu: 1, rank: 2}\n")) ==
+        Lines{"s.yaml:12:22: faults[0].gpu: xid needs exactly one target: gpu, rank"});
+  CHECK(problems(with_faults("  - {kind: thermal, gpu: 1, clock: 70%, rate: 1Gbps}\n")) ==
+        Lines{"s.yaml:12:47: faults[0].rate: thermal takes no `rate`"});
+  CHECK(problems(with_faults("  - {kind: thermal, gpu: 16, clock: 70%}\n")) ==
+        Lines{"s.yaml:12:26: faults[0].gpu: no GPU 16 (16 in the cluster)"});
+  CHECK(problems(with_faults("  - {kind: thermal, gpu: 1, clock: 170%}\n")) ==
+        Lines{"s.yaml:12:36: faults[0].clock: must lie in (0, 1], e.g. 70%"});
+  CHECK(problems(with_faults("  - {kind: link_down, a: leaf0, b: spine9}\n")) ==
+        Lines{"s.yaml:12:36: faults[0].b: no switch or host named 'spine9'"});
+  CHECK(problems(with_faults("  - {kind: pfc_storm, nic: 3}\n", "analytic")) ==
+        Lines{"s.yaml:12:12: faults[0].kind: pfc_storm changes the fabric, which network.model "
+              "analytic does not simulate: use flow or packet"});
+  CHECK(problems(with_faults("  - {kind: nic_numa, nic: 3, at: 1s}\n")) ==
+        Lines{"s.yaml:12:34: faults[0].at: nic_numa is a misconfiguration present from the start: "
+              "it takes no time"});
+  CHECK(problems(with_faults("  - {kind: thermal, gpu: 1, clock: 70%}\n"),
+                 {"job.reuse_steady_step=true"}) ==
+        Lines{"s.yaml:12:12: faults[0].kind: thermal changes what a step costs, which "
+              "job.reuse_steady_step prices once: only xid and random_failures run with it"});
+}
+
 }  // namespace
 }  // namespace lockstep

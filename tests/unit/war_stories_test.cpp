@@ -345,5 +345,75 @@ TEST_CASE("war story 8: a flapping cable holds the collectives that need it to e
   }
 }
 
+// Story 2's cluster without its fault: twelve steps, an asynchronous checkpoint every four.
+TEST_CASE("a replayed step lasts exactly what the simulated steady step does, checkpoints too") {
+  const std::vector<std::string> job = {"faults=[]", "job.steps=12",
+                                        "job.storage={aggregate: 50GB/s, per_node: 5GB/s}",
+                                        "job.checkpoint={every: 4, mode: async}"};
+  std::vector<std::string> replayed = job;
+  replayed.emplace_back("job.reuse_steady_step=true");
+  const Story simulated = run_story("2_xid_hang.yaml", job);
+  const Story priced = run_story("2_xid_hang.yaml", replayed);
+  const std::vector<TrainingStepRow> a = simulated.steps();
+  const std::vector<TrainingStepRow> b = priced.steps();
+  REQUIRE(a.size() == 12);
+  REQUIRE(b.size() == 12);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CAPTURE(i);
+    CHECK(a[i].start_ps == b[i].start_ps);
+    CHECK(a[i].end_ps == b[i].end_ps);
+    CHECK(a[i].mfu == doctest::Approx(b[i].mfu));
+  }
+  // Only the steps simulated before the price was known have rank rows.
+  CHECK(priced.rows<TrainingRankStepRow>("rank_steps").size() <
+        simulated.rows<TrainingRankStepRow>("rank_steps").size());
+}
+
+// Story 9 shrunk to a 64-GPU job on 16 servers, its nodes failing 200 times per 1000 node-days,
+// for 20 simulated days, a sync checkpoint costing ~98 s (980 GB at 10 GB/s).
+Story failure_study(std::int64_t every, const std::string& mode) {
+  return run_story(
+      "9_failures_at_scale.yaml",
+      {"simulation.until=480h", "network.topology.rail_optimized.servers=16",
+       "network.topology.rail_optimized.servers_per_rail_group=16",
+       "network.topology.rail_optimized.spines=8",
+       "network.topology.rail_optimized.uplinks_per_rail_switch=16",
+       "job.model={preset: llama2-70b}", "job.parallelism={tensor: 8, pipeline: 8, data: 1}",
+       "job.global_batch=64", "job.storage={aggregate: 10GB/s, per_node: 2GB/s}",
+       "job.checkpoint={every: " + std::to_string(every) + ", mode: " + mode + "}",
+       "faults=[{kind: random_failures, per_1000_node_days: 200}]",
+       "defences.health_check.repair=24h"});
+}
+
+GoodputRow goodput_of(const Story& s) {
+  const auto rows = s.rows<GoodputRow>("goodput");
+  REQUIRE(rows.size() == 1);
+  const GoodputRow& g = rows[0];
+  CHECK(g.total_ps == g.useful_ps + g.checkpointing_ps + g.restarting_ps + g.lost_ps);
+  return g;
+}
+
+TEST_CASE(
+    "war story 9: failures at scale interrupt at their rate; checkpoint cadence sets goodput") {
+  const GoodputRow rare = goodput_of(failure_study(5000, "sync"));
+  const GoodputRow young = goodput_of(failure_study(500, "sync"));
+  const GoodputRow often = goodput_of(failure_study(50, "sync"));
+  const GoodputRow often_async = goodput_of(failure_study(50, "async"));
+  // Failures strike the 8 nodes of the job 1.6 times a day: 32 expected in 20 days (a Poisson
+  // count, 5.7 its standard deviation); the same draws whatever the cadence.
+  CHECK(young.interruptions >= 16);
+  CHECK(young.interruptions <= 48);
+  CHECK(rare.interruptions == young.interruptions);
+  CHECK(often.interruptions == young.interruptions);
+  // Young's optimum, sqrt(2 x 98 s x 15 h), is about 490 steps of 6.7 s: rarer checkpoints lose
+  // more work to each failure, more frequent ones stall more.
+  CHECK(young.goodput > rare.goodput + 0.1);
+  CHECK(young.goodput > often.goodput + 0.1);
+  CHECK(rare.steps_redone > 5 * young.steps_redone);
+  CHECK(often.checkpointing_ps > 5 * young.checkpointing_ps);
+  // An asynchronous checkpoint stalls only for the copy to host memory: frequent ones are cheap.
+  CHECK(often_async.goodput > young.goodput);
+}
+
 }  // namespace
 }  // namespace lockstep
