@@ -81,6 +81,25 @@ class Running(CliTestCase):
         self.assertLess(len(steps), 20)
         self.assertTrue((steps["end_ps"] <= 10**12).all())
 
+    def test_a_hung_or_crashed_job_is_a_result_exit_0_with_its_outcome(self):
+        story = SOURCE / "scenarios" / "war-stories" / "2_xid_hang.yaml"
+        hung = self.dir / "hung.h5"
+        result = lockstep("run", story, "-o", hung)
+        self.assert_exit(result, 0)
+        self.assertEqual(la.meta(hung)["outcome"], "hang")
+        self.assertRegex(result.stdout, r"(?m)^lockstep: job outcome: hang$")
+        self.assertRegex(result.stdout, r"(?m)^lockstep: hang: nothing left could move the job; "
+                                        r"31 ranks blocked, 1 on failed GPUs")
+        self.assertEqual(len(la.load_table(hung, "faults")), 1)
+        crashed = self.dir / "crashed.h5"
+        result = lockstep("run", story, "-o", crashed, "--set", "defences.watchdog.enabled=true",
+                          "--set", "defences.watchdog.timeout=30s")
+        self.assert_exit(result, 0)
+        self.assertEqual(la.meta(crashed)["outcome"], "collective_timeout")
+        defences = la.load_table(crashed, "defences")
+        self.assertEqual(list(defences["defence"]), ["watchdog"])
+        self.assertIn("never arrived or lost: 13", defences["detail"][0])
+
     def test_a_run_to_the_end_records_completed(self):
         out = self.dir / "small.h5"
         self.assert_exit(lockstep("run", "-o", out, *SMALL), 0)
