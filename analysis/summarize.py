@@ -7,7 +7,8 @@ for an nccl-tests run.
 A job run gets a line per step: step time, slowest rank, MFU, TFLOP/s per GPU, and where the
 ranks' time went on average (compute, exposed TP, PP and DP communication, pipeline bubble, data
 wait, waiting for other ranks). A fabric run gets its
-flow completion times and the ports that queued most. An nccl-tests run gets a line per size: time,
+flow completion times and the ports that queued most. Either, when faults or defences acted, then
+lists the faults, the defences' actions, the hang report (blocked ranks) and the goodput. An nccl-tests run gets a line per size: time,
 algbw and busbw (GB/s, nccl-tests' definitions), the algorithm and protocol that ran, and the
 slowest rank (whose transfers out and in took longest) with its time over the median rank's. Which
 it is comes from the tables in the file.
@@ -18,10 +19,12 @@ import sys
 
 import pandas as pd
 
-from lockstep_analysis import flow_completion_summary, load_table, meta, run_kind, step_summary
+from lockstep_analysis import (flow_completion_summary, load_table, meta, run_kind, step_summary,
+                               tables as run_tables, with_seconds)
 
 STEP_COLUMNS = {
     "step": "step",
+    "attempt": "attempt",
     "step_s": "step time (s)",
     "slowest_rank": "slowest rank",
     "mfu": "MFU",
@@ -48,16 +51,47 @@ PORT_COLUMNS = {
     "dropped_packets": "dropped",
 }
 BUSIEST_PORTS = 5
+INCIDENT_ROWS = 20
 
 
 def print_job(path, info):
     summary = step_summary(path)
     print(f"{path}: {info['scenario_file']}, seed {info['seed']}, lockstep {info['version']}, "
           f"{info['outcome']}, {len(summary)} step(s)")
-    if summary.empty:
-        return
-    with pd.option_context("display.float_format", "{:.6f}".format):
-        print(summary[list(STEP_COLUMNS)].rename(columns=STEP_COLUMNS).to_string(index=False))
+    if not summary.empty:
+        with pd.option_context("display.float_format", "{:.6f}".format):
+            print(summary[list(STEP_COLUMNS)].rename(columns=STEP_COLUMNS).to_string(index=False))
+    print_incidents(path)
+
+
+def print_incidents(path):
+    """The faults, what the defences did, the hang report and the goodput, when there are any."""
+    tables = set(run_tables(path))
+    for table, columns in (("faults", ["kind", "target", "start_s", "end_s", "detail"]),
+                           ("defences", ["defence", "at_s", "target", "detail"]),
+                           ("blocked_ranks", ["rank", "gpu", "step", "waiting_in", "since_s",
+                                              "never_arrived"])):
+        if table not in tables:
+            continue
+        rows = with_seconds(load_table(path, table))
+        if rows.empty:
+            continue
+        if table == "faults":  # -1: lasts to the end of the run
+            rows["end_s"] = rows["end_s"].where(rows["end_ps"] >= 0, float("nan"))
+        print(f"{table}:")
+        with pd.option_context("display.max_colwidth", 200):
+            print(rows[columns].head(INCIDENT_ROWS).to_string(index=False))
+        if len(rows) > INCIDENT_ROWS:
+            print(f"... {len(rows) - INCIDENT_ROWS} more")
+    if "goodput" in tables:
+        g = load_table(path, "goodput").iloc[0]
+        if g["interruptions"] > 0:
+            total = g["total_ps"]
+            parts = ", ".join(f"{name} {100 * g[column] / total:.1f}%" for name, column in (
+                ("useful", "useful_ps"), ("checkpointing", "checkpointing_ps"),
+                ("restarting", "restarting_ps"), ("lost", "lost_ps")))
+            print(f"goodput {100 * g['goodput']:.1f}% over {int(g['interruptions'])} "
+                  f"interruptions, {int(g['steps_redone'])} steps redone: {parts}")
 
 
 def print_fabric(path, info):
@@ -80,6 +114,7 @@ def print_fabric(path, info):
     print(f"deepest queues (top {min(BUSIEST_PORTS, len(ports))} of {len(ports)}):")
     print(busiest.head(BUSIEST_PORTS)[list(PORT_COLUMNS)].rename(columns=PORT_COLUMNS)
           .to_string(index=False))
+    print_incidents(path)
 
 
 def print_nccl_tests(path, info):

@@ -640,6 +640,24 @@ class FaultedJobFileMatchesSchemaDoc(FileMatchesSchemaDoc, unittest.TestCase):
         return out
 
 
+class FaultedRunSummary(unittest.TestCase):
+    """summarize.py on a hung job (war story 2): the fault and the hang report follow the steps."""
+
+    def test_the_fault_and_the_blocked_ranks_are_listed(self):
+        with tempfile.TemporaryDirectory() as directory:
+            out = Path(directory) / "hung.h5"
+            run_lockstep(out, SOURCE / "scenarios" / "war-stories" / "2_xid_hang.yaml")
+            result = subprocess.run([sys.executable, str(SOURCE / "analysis" / "summarize.py"),
+                                     str(out)], capture_output=True, text=True, timeout=30)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        lines = result.stdout.splitlines()
+        self.assertIn("hang", lines[0])
+        self.assertIn("faults:", lines)
+        self.assertRegex(result.stdout, r"(?m)^ *xid +gpu 13 +1\.5 +NaN +GPU fell off the bus$")
+        self.assertIn("blocked_ranks:", lines)
+        self.assertIn("... 12 more", lines)  # 32 rows: 31 ranks blocked, 1 on the failed GPU
+
+
 class NcclTestsFileMatchesSchemaDoc(FileMatchesSchemaDoc, unittest.TestCase):
     RUN_KIND = "nccl-tests"
     STRING_IN_A_TABLE = "nccl_tests"
