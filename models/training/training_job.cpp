@@ -1085,7 +1085,10 @@ void TrainingJob::Impl::op_started(std::int32_t rank, GpuOpId id, Time at) {
         },
         closed);
     c.arrive(communicators_->participant(group, r.stage), at);
-    if (receive) q.collective = &c;
+    if (receive) {
+      q.collective = &c;
+      arm_watchdog();
+    }
     if (closed && !receive) {
       // The receiver had posted its receive and waited since for the sending stage: the bubble.
       Queued& posted =
@@ -1719,12 +1722,22 @@ void TrainingJob::Impl::stop(JobOutcome outcome_if_not_restarted) {
 
 void TrainingJob::Impl::restart(std::uint64_t generation) {
   if (generation != generation_) return;
-  // The drained nodes' ranks move, node by node, to the lowest idle healthy nodes.
   const std::int32_t per_node = cluster_.gpus_per_node();
   const auto nodes = static_cast<std::int32_t>(node_drained_.size());
   std::vector<char> in_use(node_drained_.size(), 0);
-  for (const std::int32_t gpu : gpu_of_rank_)
+  for (const std::int32_t gpu : gpu_of_rank_) {
     in_use[static_cast<std::size_t>(node_of_gpu(gpu))] = 1;
+    // A GPU lost while the job was down is what the health checks of the restart delay find.
+    const auto node = static_cast<std::size_t>(node_of_gpu(gpu));
+    if (defences_.health_check.enabled && gpu_failed_[static_cast<std::size_t>(gpu)] != 0 &&
+        node_drained_[node] == 0) {
+      drain(static_cast<std::int32_t>(node));
+      log_.record("health_check", sim_.now(), "node " + std::to_string(node),
+                  "GPU " + std::to_string(gpu) + " lost while the job was down (" +
+                      failure_cause_[static_cast<std::size_t>(gpu)] + "); node drained");
+    }
+  }
+  // The drained nodes' ranks move, node by node, to the lowest idle healthy nodes.
   std::unordered_map<std::int32_t, std::int32_t> moved;  // drained node -> spare
   std::int32_t candidate = 0;
   std::vector<std::int32_t> placement = gpu_of_rank_;
