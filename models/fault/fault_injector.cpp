@@ -136,6 +136,8 @@ class FaultInjector::Impl {
   void begin(std::size_t fault);
   void end(std::size_t fault);
   void step_begins(std::int64_t step);
+  // Whether each GPU of the stragglers fault runs slow in this step.
+  void draw_stragglers(std::size_t fault);
   void node_failure(std::size_t fault, std::int32_t node);
   void schedule_next_failure(std::size_t fault, std::int32_t node);
 
@@ -208,11 +210,15 @@ void FaultInjector::Impl::step_begins(std::int64_t step) {
   for (std::size_t i = 0; i < faults_.size(); ++i) {
     const FaultConfig& f = faults_[i];
     if (f.step && *f.step == step && begun_[i] == 0) begin(i);
-    if (f.kind != FaultKind::kStragglers || active_[i] == 0) continue;
-    for (const std::int32_t gpu : hit_[i]) {
-      const bool slow = streams_[i].uniform() < *f.probability;
-      set_factor(gpu, &GpuFactors::straggler, slow ? 1.0 - *f.slowdown : 1.0);
-    }
+    if (f.kind == FaultKind::kStragglers && active_[i] != 0) draw_stragglers(i);
+  }
+}
+
+void FaultInjector::Impl::draw_stragglers(std::size_t fault) {
+  const FaultConfig& f = faults_[fault];
+  for (const std::int32_t gpu : hit_[fault]) {
+    const bool slow = streams_[fault].uniform() < *f.probability;
+    set_factor(gpu, &GpuFactors::straggler, slow ? 1.0 - *f.slowdown : 1.0);
   }
 }
 
@@ -335,6 +341,7 @@ void FaultInjector::Impl::begin(std::size_t fault) {
       hit_[fault] = gpus_of(f);
       record(f, target_of(f), now, until,
              percent(*f.slowdown) + " slower in " + percent(*f.probability) + " of steps");
+      draw_stragglers(fault);  // for the step under way; each later step draws as it begins
       break;
     case FaultKind::kLinkDown:
       cluster_.fabric().fail_cable(cable_of(f));

@@ -345,6 +345,93 @@ TEST_CASE("war story 8: a flapping cable holds the collectives that need it to e
   }
 }
 
+// Story 2's cluster (32 GPUs, TP=8, DP=4) with `faults` instead of its own, six steps.
+Story on_story_2_cluster(const std::string& faults, std::vector<std::string> more = {}) {
+  more.push_back("faults=" + faults);
+  more.emplace_back("job.steps=6");
+  return run_story("2_xid_hang.yaml", more);
+}
+
+std::vector<double> step_seconds(const Story& s) {
+  std::vector<double> out;
+  for (const TrainingStepRow& row : s.steps()) out.push_back(seconds(row.end_ps - row.start_ps));
+  return out;
+}
+
+TEST_CASE("a fault given a step begins as that step does") {
+  const Story hung = on_story_2_cluster("[{kind: xid, gpu: 13, step: 2}]");
+  const std::vector<TrainingStepRow> steps = hung.steps();
+  REQUIRE(steps.size() == 2);
+  const auto faults = hung.rows<FaultRow>("faults");
+  REQUIRE(faults.size() == 1);
+  CHECK(faults[0].start_ps == steps[1].end_ps);
+  CHECK(hung.summary.job_outcome == "hang");
+}
+
+TEST_CASE("a thermal fault with a duration slows the steps it covers and no others") {
+  const std::vector<double> healthy = step_seconds(on_story_2_cluster("[]"));
+  const Story hot =
+      on_story_2_cluster("[{kind: thermal, gpu: 3, clock: 50%, at: 3s, duration: 1500ms}]");
+  const std::vector<double> slowed = step_seconds(hot);
+  REQUIRE(slowed.size() == healthy.size());
+  const auto faults = hot.rows<FaultRow>("faults");
+  REQUIRE(faults.size() == 1);
+  CHECK(faults[0].end_ps - faults[0].start_ps == 1'500'000'000'000);
+  const std::vector<TrainingStepRow> steps = hot.steps();
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    CAPTURE(i);
+    const bool covered =
+        steps[i].end_ps > faults[0].start_ps && steps[i].start_ps < faults[0].end_ps;
+    if (covered) {
+      CHECK(slowed[i] > 1.1 * healthy[i]);
+    } else if (steps[i].start_ps >= faults[0].end_ps + 2'000'000'000'000 ||
+               steps[i].end_ps <= faults[0].start_ps) {
+      // Once the step after the fault has absorbed the slow rank's lag, the pace is the healthy
+      // one.
+      CHECK(slowed[i] == doctest::Approx(healthy[i]));
+    }
+  }
+}
+
+TEST_CASE("stragglers slow the steps they draw, deterministically for a seed") {
+  const std::vector<double> healthy = step_seconds(on_story_2_cluster("[]"));
+  const std::vector<double> always =
+      step_seconds(on_story_2_cluster("[{kind: stragglers, rank: 9, probability: 100%, "
+                                      "slowdown: 30%}]"));
+  const std::vector<double> never =
+      step_seconds(on_story_2_cluster("[{kind: stragglers, rank: 9, probability: 0%, "
+                                      "slowdown: 30%}]"));
+  const std::string sometimes = "[{kind: stragglers, rank: 9, probability: 50%, slowdown: 30%}]";
+  const std::vector<double> once = step_seconds(on_story_2_cluster(sometimes));
+  const std::vector<double> again = step_seconds(on_story_2_cluster(sometimes));
+  for (std::size_t i = 0; i < healthy.size(); ++i) {
+    CHECK(always[i] > 1.1 * healthy[i]);
+    CHECK(never[i] == doctest::Approx(healthy[i]));
+  }
+  CHECK(once == again);
+  CHECK(once != healthy);
+  CHECK(once != always);
+}
+
+TEST_CASE("fabric faults slow the job while they last: a degraded cable, a slow receiver") {
+  const double healthy = mean_step(on_story_2_cluster("[]"));
+  // GPU 10's NIC cable at a tenth of its rate, and GPU 10's host draining at 40 Gb/s, each for
+  // the whole run; then the same cable degraded for 2 s only.
+  CHECK(mean_step(on_story_2_cluster(
+            "[{kind: link_degraded, a: host10, b: rail2, rate: 40Gbps}]")) > 1.2 * healthy);
+  CHECK(mean_step(on_story_2_cluster("[{kind: slow_receiver, nic: 10, rate: 40Gbps}]")) >
+        1.2 * healthy);
+  const Story brief = on_story_2_cluster(
+      "[{kind: link_degraded, a: host10, b: rail2, rate: 40Gbps, at: 0s, "
+      "duration: 2s}]");
+  CHECK(step_seconds(brief).back() ==
+        doctest::Approx(step_seconds(on_story_2_cluster("[]")).back()));
+  // A cable down for good with no other path stalls the job: a hang, with the watchdog off.
+  CHECK(
+      on_story_2_cluster("[{kind: link_down, a: host10, b: rail2, at: 1s}]").summary.job_outcome ==
+      "hang");
+}
+
 // Story 2's cluster without its fault: twelve steps, an asynchronous checkpoint every four.
 TEST_CASE("a replayed step lasts exactly what the simulated steady step does, checkpoints too") {
   const std::vector<std::string> job = {"faults=[]", "job.steps=12",
