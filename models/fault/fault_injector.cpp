@@ -169,6 +169,15 @@ class FaultInjector::Impl {
   std::vector<Action> actions_;
   std::vector<RandomStream> streams_;  // by fault, for stragglers and random failures
   std::vector<char> active_;           // by fault: begun and not ended
+  // By node: the NIC cables random failures took down, restored when the node is repaired.
+  std::map<std::int32_t, std::vector<CableId>> cables_to_repair_;
+  // Faults in force per target, so that overlapping ones restore the target when the last ends,
+  // to what it was before the first.
+  std::map<CableId, int> cables_down_;
+  std::map<CableId, int> cables_degraded_;
+  std::map<std::int32_t, int> slow_receivers_;
+  int storage_slowed_ = 0;
+  StorageSpec storage_before_{};
   Table<FaultRow> rows_;
 };
 
@@ -204,6 +213,12 @@ void FaultInjector::Impl::start() {
   if (by_step && job_ != nullptr) {
     job_->when_step_begins([this](std::int64_t step) { step_begins(step); });
   }
+  if (job_ != nullptr) {
+    job_->when_node_repaired([this](std::int32_t node) {
+      for (const CableId cable : cables_to_repair_[node]) cluster_.fabric().restore_cable(cable);
+      cables_to_repair_.erase(node);
+    });
+  }
 }
 
 void FaultInjector::Impl::step_begins(std::int64_t step) {
@@ -233,6 +248,7 @@ void FaultInjector::Impl::run(std::uint64_t index) {
       end(action.fault);
       break;
     case Action::Kind::kThermalStep: {
+      if (active_[action.fault] == 0) break;  // over before its onset was
       const double clock = 1.0 - (1.0 - *f.clock) * static_cast<double>(action.value) / kOnsetSteps;
       for (const std::int32_t gpu : hit_[action.fault]) {
         set_factor(gpu, &GpuFactors::thermal, clock);
@@ -316,7 +332,7 @@ void FaultInjector::Impl::begin(std::size_t fault) {
       if (f.onset) {
         for (int j = 1; j <= kOnsetSteps; ++j) {
           // The first fall at once, the last at the end of the onset.
-          schedule(now + Duration::ps(f.onset->ps() * (j - 1) / (kOnsetSteps - 1)),
+          schedule(now + Duration::ps(f.onset->ps() / (kOnsetSteps - 1) * (j - 1)),
                    Action{.kind = Action::Kind::kThermalStep, .fault = fault, .value = j});
         }
       } else {
@@ -344,7 +360,7 @@ void FaultInjector::Impl::begin(std::size_t fault) {
       draw_stragglers(fault);  // for the step under way; each later step draws as it begins
       break;
     case FaultKind::kLinkDown:
-      cluster_.fabric().fail_cable(cable_of(f));
+      if (cables_down_[cable_of(f)]++ == 0) cluster_.fabric().fail_cable(cable_of(f));
       record(f, target_of(f), now, until, "cable down");
       break;
     case FaultKind::kLinkFlap: {
@@ -364,6 +380,7 @@ void FaultInjector::Impl::begin(std::size_t fault) {
       break;
     }
     case FaultKind::kLinkDegraded:
+      ++cables_degraded_[cable_of(f)];
       cluster_.fabric().set_cable_rate(cable_of(f), *f.rate);
       record(f, target_of(f), now, until, "cable at " + format(*f.rate));
       break;
@@ -385,18 +402,20 @@ void FaultInjector::Impl::begin(std::size_t fault) {
       break;
     }
     case FaultKind::kSlowReceiver:
+      ++slow_receivers_[*f.nic];
       cluster_.fabric().set_host_path_rate(*f.nic, *f.rate);
       record(f, target_of(f), now, until, "host drains " + format(*f.rate));
       break;
     case FaultKind::kSlowStorage: {
       SharedStorage& storage = *job_->storage();
+      if (storage_slowed_++ == 0) storage_before_ = storage.spec();
+      // Of the rates it has now: slowdowns that overlap compound.
       const StorageSpec& spec = storage.spec();
       const double keep = 1.0 - *f.slowdown;
       auto cut = [keep](BitRate rate) {
         return BitRate::bps(
             std::max<std::int64_t>(1, std::llround(static_cast<double>(rate.bps()) * keep)));
       };
-      hit_[fault] = {};
       storage.set_rates(cut(spec.aggregate), cut(spec.per_node));
       record(f, target_of(f), now, until, "file system " + percent(*f.slowdown) + " slower");
       break;
@@ -427,10 +446,11 @@ void FaultInjector::Impl::end(std::size_t fault) {
       for (const std::int32_t gpu : hit_[fault]) set_factor(gpu, &GpuFactors::straggler, 1.0);
       break;
     case FaultKind::kLinkDown:
-      cluster_.fabric().restore_cable(cable_of(f));
+      if (--cables_down_[cable_of(f)] == 0) cluster_.fabric().restore_cable(cable_of(f));
       break;
     case FaultKind::kLinkDegraded: {
       const CableId cable = cable_of(f);
+      if (--cables_degraded_[cable] > 0) break;
       cluster_.fabric().set_cable_rate(cable, cluster_.routing().topology().cable(cable).rate);
       break;
     }
@@ -438,18 +458,13 @@ void FaultInjector::Impl::end(std::size_t fault) {
       cluster_.fabric().stop_pause_storm(*f.nic);
       break;
     case FaultKind::kSlowReceiver:
+      if (--slow_receivers_[*f.nic] > 0) break;
       cluster_.fabric().set_host_path_rate(*f.nic, cluster_.host_path_rate(*f.nic));
       break;
-    case FaultKind::kSlowStorage: {
-      SharedStorage& storage = *job_->storage();
-      const StorageSpec& spec = storage.spec();
-      const double keep = 1.0 - *f.slowdown;
-      auto restore = [keep](BitRate rate) {
-        return BitRate::bps(std::llround(static_cast<double>(rate.bps()) / keep));
-      };
-      storage.set_rates(restore(spec.aggregate), restore(spec.per_node));
+    case FaultKind::kSlowStorage:
+      if (--storage_slowed_ > 0) break;
+      job_->storage()->set_rates(storage_before_.aggregate, storage_before_.per_node);
       break;
-    }
     default:
       break;
   }
@@ -461,12 +476,13 @@ void FaultInjector::Impl::schedule_next_failure(std::size_t fault, std::int32_t 
   const double days = streams_[fault].exponential(mean_days);
   const Duration wait = Duration::ps(
       static_cast<std::int64_t>(std::min(days * static_cast<double>(kDay.ps()), 9.0e18)));
-  const Time at = sim_.now() + wait;
-  const std::optional<Time> until =
-      f.duration ? std::optional(Time::zero() + f.at.value_or(Duration()) + *f.duration)
-                 : std::nullopt;
-  if ((until && at >= *until) || Time::max() - sim_.now() <= wait) return;
-  schedule(at, Action{.kind = Action::Kind::kNodeFailure, .fault = fault, .value = node});
+  // Compared before adding: a failure drawn past the end of time never comes.
+  if (wait >= Time::max() - sim_.now()) return;
+  if (f.duration && wait >= (Time::zero() + f.at.value_or(Duration()) + *f.duration) - sim_.now()) {
+    return;
+  }
+  schedule(sim_.now() + wait,
+           Action{.kind = Action::Kind::kNodeFailure, .fault = fault, .value = node});
 }
 
 void FaultInjector::Impl::node_failure(std::size_t fault, std::int32_t node) {
@@ -501,7 +517,9 @@ void FaultInjector::Impl::node_failure(std::size_t fault, std::int32_t node) {
       // communicators: to the job the rank is as lost as after an Xid.
       record(f, "nic " + std::to_string(gpu), sim_.now(), std::nullopt, cause->name);
       const Topology& topology = cluster_.routing().topology();
-      cluster_.fabric().fail_cable(topology.ports(gpu)[0].cable);
+      const CableId cable = topology.ports(gpu)[0].cable;
+      cluster_.fabric().fail_cable(cable);
+      cables_to_repair_[node].push_back(cable);
       job_->fail_gpu(gpu, std::string(cause->name) + ": NIC link down");
       break;
     }

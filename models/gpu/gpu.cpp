@@ -135,11 +135,12 @@ void Gpu::advance() {
   }
   if (failed_) return;
   advancing_ = true;
+  // A listener may fail the GPU (an Xid as a step ends): nothing more starts then.
   do {
     advance_again_ = false;
-    start_head(compute_);
-    start_head(communication_);
-  } while (advance_again_);
+    if (!failed_) start_head(compute_);
+    if (!failed_) start_head(communication_);
+  } while (advance_again_ && !failed_);
   advancing_ = false;
 }
 

@@ -46,6 +46,9 @@ struct StragglerDetectorConfig {
 struct RestartConfig {
   bool enabled = false;
   Duration delay = Duration::s(300);
+  // torchrun's --max-restarts: a job restarted this often ends at its next stop (a job restarted
+  // onto a lost GPU that no health check drains would otherwise crash and restart for ever).
+  std::int64_t max_restarts = 100;
 };
 
 struct JobDefences {

@@ -144,6 +144,7 @@ class TrainingJob::Impl {
 
   std::function<void()> on_done;
   std::function<void(std::int64_t)> on_step_begins;
+  std::function<void(std::int32_t)> on_node_repaired;
   std::int64_t steps_completed = 0;
   std::int64_t steps = 0;
   JobOutcome outcome = JobOutcome::kRunning;
@@ -339,11 +340,13 @@ class TrainingJob::Impl {
   // After step `row` ended: whether the steps so far price the rest, and if so the switch.
   bool price_step(const TrainingStepRow& row, Duration checkpoint_stall);
   void replay_next();
-  void replayed_step_done(std::uint64_t generation);
+  void replayed_step_done(std::uint64_t step_token);
   void replayed_checkpoint_written(std::uint64_t generation_and_step);
   void replay_watchdog(std::uint64_t generation);
   // The GPU lost in a replayed step: the step never ends; the defences that would act, do.
   void lose_replayed_step(std::int32_t gpu);
+  // A lost GPU holds the job: no step runs until a health check or the watchdog stops it.
+  void replay_blocked();
 
   Simulator& sim_;
   TrainingJobConfig config_;
@@ -408,8 +411,13 @@ class TrainingJob::Impl {
   TrainingStepRow priced_row_{};
   Duration priced_step_;
   CheckpointCost checkpoint_cost_{};
-  Time write_done_at_;       // asynchronous: when the last checkpoint's write ends
-  Duration replayed_stall_;  // of the step in flight
+  Time write_done_at_;                // asynchronous: when the last checkpoint's write ends
+  Duration replayed_stall_;           // of the step in flight
+  TrainingStepRow last_plain_row_{};  // the last simulated step without a checkpoint
+  // Names the replayed step in flight; bumped when it is cut short, so its end is ignored.
+  std::uint64_t replayed_step_ = 0;
+  bool step_in_flight_ = false;
+  std::int64_t restarts_ = 0;
   std::unordered_map<std::int64_t, std::int32_t> checkpoint_writes_left_;  // by step
   Table<BlockedRankRow> blocked_;
   Table<GoodputRow> goodput_;
@@ -941,7 +949,11 @@ Collective& TrainingJob::Impl::join_point(CollectiveKey key, const Make& make, b
 }
 
 void TrainingJob::Impl::sweep_settled() {
-  std::erase_if(closed_, [](const std::unique_ptr<Collective>& c) { return c->settled(); });
+  // An aborted collective (a member's GPU was lost) stays: its live members still wait in it, and
+  // the watchdog and the hang report look at it.
+  std::erase_if(closed_, [](const std::unique_ptr<Collective>& c) {
+    return c->settled() && c->state() == CollectiveState::kFinished;
+  });
   closed_at_last_sweep_ = closed_.size();
 }
 
@@ -1078,8 +1090,9 @@ void TrainingJob::Impl::op_started(std::int32_t rank, GpuOpId id, Time at) {
         key,
         [&] {
           return communicators_->send(
-              group, sender, receiver, bytes, [this, group, receiver](std::int32_t member, Time) {
-                if (member != receiver) return;
+              group, sender, receiver, bytes,
+              [this, group, receiver, generation = generation_](std::int32_t member, Time) {
+                if (member != receiver || generation != generation_) return;
                 collective_done(member_rank(group, member), Stream::kCompute);
               });
         },
@@ -1109,10 +1122,13 @@ void TrainingJob::Impl::op_started(std::int32_t rank, GpuOpId id, Time at) {
   Collective& c = join_point(
       key,
       [&] {
-        return communicators_->collective(group, op, bytes,
-                                          [this, group, stream](std::int32_t m, Time) {
-                                            collective_done(member_rank(group, m), stream);
-                                          });
+        return communicators_->collective(
+            group, op, bytes,
+            [this, group, stream, generation = generation_](std::int32_t m, Time) {
+              // A collective that finished as its job stopped still reports its ranks.
+              if (generation != generation_) return;
+              collective_done(member_rank(group, m), stream);
+            });
       },
       closed);
   c.arrive(communicators_->participant(group, member), at);
@@ -1451,7 +1467,8 @@ void TrainingJob::Impl::fail_gpu(std::int32_t gpu, const std::string& cause) {
                 "idle node: GPU " + std::to_string(gpu) + ": " + cause + "; drained");
   }
   if (replaying_) {
-    if (outcome == JobOutcome::kRunning &&
+    // Lost while the job is down, it is found when the job restarts.
+    if (step_in_flight_ &&
         std::find(gpu_of_rank_.begin(), gpu_of_rank_.end(), gpu) != gpu_of_rank_.end()) {
       lose_replayed_step(gpu);
     }
@@ -1666,7 +1683,7 @@ void TrainingJob::Impl::drain(std::int32_t node) {
 }
 
 void TrainingJob::Impl::repaired(std::uint64_t node) {
-  // Its GPUs are replaced or reset; a cable that failed under it stays as the fabric has it.
+  // Its GPUs are replaced or reset, its NIC cables mended (by whoever failed them).
   node_drained_[node] = 0;
   const std::int32_t per_node = cluster_.gpus_per_node();
   for (std::int32_t g = 0; g < per_node; ++g) {
@@ -1677,6 +1694,7 @@ void TrainingJob::Impl::repaired(std::uint64_t node) {
   log_.record(
       "repair", sim_.now(), "node " + std::to_string(node),
       "back in the pool of idle nodes after " + format_rounded(*defences_.health_check.repair));
+  if (on_node_repaired) on_node_repaired(static_cast<std::int32_t>(node));
 }
 
 void TrainingJob::Impl::halt() {
@@ -1709,19 +1727,27 @@ void TrainingJob::Impl::stop(JobOutcome outcome_if_not_restarted) {
   halt();
   ++attempt_;
   ++interruptions_;
+  ++replayed_step_;
+  step_in_flight_ = false;
   if (!defences_.restart.enabled) {
     end_as(outcome_if_not_restarted);
     return;
   }
+  if (restarts_ == defences_.restart.max_restarts) {
+    incident_ += "; not restarted: " + std::to_string(restarts_) + " restarts already";
+    end_as(outcome_if_not_restarted);
+    return;
+  }
+  ++restarts_;
   log_.record("restart", sim_.now(), "job",
               "restarting from the checkpoint of step " + std::to_string(checkpointed_steps_) +
                   " in " + format_rounded(defences_.restart.delay));
-  restarting_ += defences_.restart.delay;
   sim_.schedule<&Impl::restart>(sim_.now() + defences_.restart.delay, this, generation_);
 }
 
 void TrainingJob::Impl::restart(std::uint64_t generation) {
   if (generation != generation_) return;
+  restarting_ += defences_.restart.delay;
   const std::int32_t per_node = cluster_.gpus_per_node();
   const auto nodes = static_cast<std::int32_t>(node_drained_.size());
   std::vector<char> in_use(node_drained_.size(), 0);
@@ -1807,14 +1833,19 @@ void TrainingJob::Impl::end_as(JobOutcome result) {
 }
 
 bool TrainingJob::Impl::price_step(const TrainingStepRow& row, Duration checkpoint_stall) {
-  if (checkpoint_stall == Duration())
+  if (checkpoint_stall == Duration()) {
     plain_steps_.push_back(Duration::ps(row.end_ps - row.start_ps));
+    last_plain_row_ = row;
+  }
   const std::size_t n = plain_steps_.size();
   const bool steady = n >= 2 && plain_steps_[n - 1] == plain_steps_[n - 2];
   if (!steady && steps_completed < static_cast<std::int64_t>(kMostPricingSteps)) return false;
-  if (n == 0) return false;
+  // A checkpoint still being written would be lost by the switch: wait for a step without one.
+  if (n == 0 || std::any_of(node_writing_.begin(), node_writing_.end(), [](char w) { return w; })) {
+    return false;
+  }
   priced_step_ = plain_steps_.back();
-  priced_row_ = row;
+  priced_row_ = last_plain_row_;
   if (config_.checkpoint.every > 0 && storage_) {
     std::vector<Bytes> node_bytes(node_drained_.size());
     Bytes largest;
@@ -1827,6 +1858,7 @@ bool TrainingJob::Impl::price_step(const TrainingStepRow& row, Duration checkpoi
     checkpoint_cost_ = price_checkpoint(storage_->spec(), node_bytes, largest, config_.checkpoint);
   }
   // The ranks already in the next step stop where they are; the steps from there on are replayed.
+  // A GPU lost meanwhile is found by the defences the replay arms.
   halt();
   replaying_ = true;
   write_done_at_ = sim_.now();
@@ -1846,8 +1878,16 @@ void TrainingJob::Impl::replay_next() {
     end_as(JobOutcome::kCompleted);
     return;
   }
+  const std::uint64_t generation = generation_;
   if (on_step_begins) on_step_begins(steps_completed);
-  if (outcome != JobOutcome::kRunning || !replaying_) return;
+  // A fault at this step may have stopped the job, or lost one of its GPUs.
+  if (outcome != JobOutcome::kRunning || generation != generation_) return;
+  if (std::any_of(gpu_of_rank_.begin(), gpu_of_rank_.end(), [this](std::int32_t gpu) {
+        return gpu_failed_[static_cast<std::size_t>(gpu)] != 0;
+      })) {
+    replay_blocked();
+    return;
+  }
   const Time end = sim_.now() + priced_step_;
   replayed_stall_ = Duration();
   const bool checkpoint = config_.checkpoint.every > 0 && storage_ &&
@@ -1860,7 +1900,8 @@ void TrainingJob::Impl::replay_next() {
     sim_.schedule<&Impl::replayed_checkpoint_written>(
         write_done_at_, this, generation_ << 32 | static_cast<std::uint64_t>(steps_completed));
   }
-  sim_.schedule<&Impl::replayed_step_done>(end + replayed_stall_, this, generation_);
+  step_in_flight_ = true;
+  sim_.schedule<&Impl::replayed_step_done>(end + replayed_stall_, this, ++replayed_step_);
 }
 
 void TrainingJob::Impl::replayed_checkpoint_written(std::uint64_t generation_and_step) {
@@ -1868,8 +1909,9 @@ void TrainingJob::Impl::replayed_checkpoint_written(std::uint64_t generation_and
   checkpoint_written(static_cast<std::int64_t>(generation_and_step & 0xFFFF'FFFFU));
 }
 
-void TrainingJob::Impl::replayed_step_done(std::uint64_t generation) {
-  if (generation != generation_) return;
+void TrainingJob::Impl::replayed_step_done(std::uint64_t step_token) {
+  if (step_token != replayed_step_) return;
+  step_in_flight_ = false;
   const Time start = previous_step_end_;
   previous_step_end_ = sim_.now();
   const Duration took = sim_.now() - start;
@@ -1893,13 +1935,23 @@ void TrainingJob::Impl::replayed_step_done(std::uint64_t generation) {
 }
 
 void TrainingJob::Impl::lose_replayed_step(std::int32_t gpu) {
-  ++generation_;  // the step in flight never ends, nor a checkpoint being written
+  // The step in flight never ends; a checkpoint being written goes on until the job is stopped.
+  ++replayed_step_;
+  step_in_flight_ = false;
+  incident_ = "GPU " + std::to_string(gpu) + " lost in a replayed step at " +
+              format_rounded(sim_.now().since_start());
+  replay_blocked();
+}
+
+void TrainingJob::Impl::replay_blocked() {
   const Time now = sim_.now();
+  // Whichever acts first stops the job; both are of this generation.
   if (defences_.health_check.enabled) {
     const std::int64_t interval = defences_.health_check.interval.ps();
     sim_.schedule<&Impl::health_check>(
         Time::zero() + Duration::ps((now.ps() / interval + 1) * interval), this, generation_);
-  } else if (defences_.watchdog.enabled) {
+  }
+  if (defences_.watchdog.enabled) {
     // The ranks block within the collective under way, microseconds to milliseconds after the
     // loss: the watchdog sees the timeout at its first poll after that.
     const std::int64_t poll = defences_.watchdog.poll.ps();
@@ -1907,8 +1959,6 @@ void TrainingJob::Impl::lose_replayed_step(std::int32_t gpu) {
     sim_.schedule<&Impl::replay_watchdog>(
         Time::zero() + Duration::ps((due + poll - 1) / poll * poll), this, generation_);
   }
-  incident_ = "GPU " + std::to_string(gpu) + " lost in a replayed step at " +
-              format_rounded(now.since_start());
 }
 
 void TrainingJob::Impl::replay_watchdog(std::uint64_t generation) {
@@ -1955,7 +2005,8 @@ void TrainingJob::Impl::declare_hung() {
   }
   const Wait oldest = oldest_wait();
   incident_ = "hang: nothing left could move the job; " + std::to_string(waiting) +
-              " ranks blocked, " + std::to_string(dead) + " on failed GPUs (blocked_ranks table)";
+              " ranks blocked, " + std::to_string(dead) + " on failed GPUs (blocked_ranks table" +
+              (replaying_ ? ", which for a replayed step lists the failed GPUs only)" : ")");
   if (oldest.rank >= 0) {
     const RankState& r = ranks_[static_cast<std::size_t>(oldest.rank)];
     const Queued& q =
@@ -2089,6 +2140,9 @@ void TrainingJob::when_step_begins(std::function<void(std::int64_t)> callback) {
   impl_->on_step_begins = std::move(callback);
 }
 const std::vector<std::int32_t>& TrainingJob::gpus_in_use() const { return impl_->gpus_in_use(); }
+void TrainingJob::when_node_repaired(std::function<void(std::int32_t)> callback) {
+  impl_->on_node_repaired = std::move(callback);
+}
 JobOutcome TrainingJob::outcome() const { return impl_->outcome; }
 SharedStorage* TrainingJob::storage() { return impl_->storage(); }
 Goodput TrainingJob::goodput() const { return impl_->goodput(); }

@@ -129,6 +129,8 @@ class TrainingJob {
   // Called with k as step k begins: 0 at the start, k once every rank has ended step k - 1 (after
   // a restart, the step restored).
   void when_step_begins(std::function<void(std::int64_t step)> callback);
+  // Called with a drained node's index when it is repaired (defences.health_check.repair).
+  void when_node_repaired(std::function<void(std::int32_t node)> callback);
   // The job's ranks in use now, by the GPU each runs on.
   [[nodiscard]] const std::vector<std::int32_t>& gpus_in_use() const;
 

@@ -112,6 +112,19 @@ void check_kind(const FaultConfig& f, const Schema<FaultConfig>::Checker& report
   if (f.kind == FaultKind::kRandomFailures && f.step) {
     report.error("step", "random failures begin at a time (`at`), not a step");
   }
+  // Every time the fault schedules must stay on the clock.
+  constexpr double kLongestSeconds = 4.6e6;  // half of 2^63 ps: room for the run around it
+  const double begins = f.at ? f.at->seconds() : 0.0;
+  const double flapping = f.flaps && f.down && f.up ? static_cast<double>(*f.flaps) *
+                                                          (f.down->seconds() + f.up->seconds())
+                                                    : 0.0;
+  for (const auto& [key, lasts] :
+       {std::pair{"duration", f.duration ? f.duration->seconds() : 0.0},
+        std::pair{"onset", f.onset ? f.onset->seconds() : 0.0}, std::pair{"flaps", flapping}}) {
+    if (begins + lasts > kLongestSeconds) {
+      report.error(key, "the fault would run past the longest simulated time (about 53 days)");
+    }
+  }
 }
 
 Constraint<double> share_lost() {
@@ -182,7 +195,10 @@ Schema<RestartConfig> restart_schema() {
           "after a crash or a drain, restart from the last complete checkpoint onto healthy "
           "nodes (idle nodes of the cluster are the spares)")
       .value("delay", &RestartConfig::delay, "5min",
-             "rescheduling, process start, NCCL init and checkpoint load", at_least(Duration()));
+             "rescheduling, process start, NCCL init and checkpoint load", at_least(Duration()))
+      .value("max_restarts", &RestartConfig::max_restarts, "100",
+             "torchrun's --max-restarts: the job ends at its next stop after this many",
+             at_least<std::int64_t>(0));
   return s;
 }
 
@@ -274,6 +290,23 @@ void check_fault_targets(const Scenario& s, const Topology& topology,
                                          s.job->parallelism.context * s.job->parallelism.data *
                                          s.job->parallelism.pipeline
                                    : 0;
+  if (s.job && s.job->reuse_steady_step) {
+    // Replayed steps see nothing but the job: what else would change them is refused.
+    if (!s.network->link_events.empty()) {
+      report.error("network.link_events",
+                   "change what a step costs, which job.reuse_steady_step "
+                   "prices once");
+    }
+    if (s.traffic) {
+      report.error("traffic",
+                   "shares the fabric with the job, which job.reuse_steady_step "
+                   "prices once without it");
+    }
+    if (s.defences.straggler_detector.enabled) {
+      report.error("defences.straggler_detector.enabled",
+                   "replayed steps have no per-rank figures to compare (job.reuse_steady_step)");
+    }
+  }
   for (std::size_t i = 0; i < s.faults.size(); ++i) {
     const FaultConfig& f = s.faults[i];
     const std::string at = "faults[" + std::to_string(i) + "]";

@@ -52,8 +52,8 @@ def main():
         for mode in args.modes.split(","):
             for every in args.every.split(","):
                 g, wall, _ = run_once(args.lockstep, every, mode, str(Path(directory) / "out.h5"))
-                days = g["total_ps"] / PS_PER_DAY
-                share = lambda column: f"{100 * g[column] / g['total_ps']:.1f}%"
+                days = int(g["total_ps"]) / PS_PER_DAY
+                share = lambda column: f"{100 * int(g[column]) / int(g['total_ps']):.1f}%"
                 print(f"{mode:6} {every:>6} {g['interruptions'] / days:17.2f} "
                       f"{g['steps_redone']:12d} {100 * g['goodput']:7.1f}% "
                       f"{share('checkpointing_ps'):>13} {share('restarting_ps'):>10} "
