@@ -1427,12 +1427,13 @@ void TrainingJob::Impl::finish_step(std::int32_t rank, Duration checkpoint_stall
     summed_steps_ += step_time;
     ++step_rows_;
     kept_step_time_.push_back(step_time);
-    kept_checkpoint_stall_.push_back(totals.checkpoint_stall);
-    step_totals_.erase(r.step);
+    const Duration step_stall = totals.checkpoint_stall;
+    kept_checkpoint_stall_.push_back(step_stall);
+    step_totals_.erase(r.step);  // `totals` with it
     ++steps_completed;
     if (defences_.straggler_detector.enabled && detect_stragglers(r.step)) return;
     if (config_.reuse_steady_step && steps_completed < steps &&
-        price_step(last_step_, totals.checkpoint_stall)) {
+        price_step(last_step_, step_stall)) {
       return;
     }
     if (steps_completed < steps && on_step_begins) on_step_begins(steps_completed);
