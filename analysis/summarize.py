@@ -15,6 +15,7 @@ it is comes from the tables in the file.
 Debian's /usr/bin/python3 is named on purpose: it is the interpreter that has h5py and pandas here.
 """
 
+import signal
 import sys
 
 import pandas as pd
@@ -153,6 +154,9 @@ PRINTERS = {"job": print_job, "fabric": print_fabric, "nccl-tests": print_nccl_t
 
 
 def main(argv):
+    if len(argv) == 2 and argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0
     if len(argv) != 2:
         print(f"usage: {argv[0]} RUN.h5", file=sys.stderr)
         return 2
@@ -167,4 +171,6 @@ def main(argv):
 
 
 if __name__ == "__main__":
+    # Piped into `head`, stop quietly when the reader has had enough.
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     sys.exit(main(sys.argv))

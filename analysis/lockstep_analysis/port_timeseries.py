@@ -34,12 +34,14 @@ def port_timeseries(path, node, port, traffic_class=3):
     `bytes_sent`, `ecn_marked`, `pauses_sent`, `pauses_received`, `paused_ps`, `dropped_packets` as in
     the file; and for the period that ends at each row, `sent_bps` (bits sent per second) and
     `paused_fraction` (share of the period the port was paused, 0 to 1); plus `time_s` and
-    `paused_s`. A port that never moved gives zeros: the file cannot tell an idle port from one that
-    does not exist (ports are numbered as analysis/hdf5_schema.md says). `traffic_class` defaults to
-    3, the class of RDMA data unless the scenario changed `network.transport.traffic_class`.
-    Raises ValueError if the run did not sample.
+    `paused_s`. A port that never moved gives zeros. `traffic_class` defaults to 3, the class of RDMA
+    data unless the scenario changed `network.transport.traffic_class`. Raises ValueError if the run
+    did not sample, or if the network has no such port (the `ports` table lists them).
     """
     period = sample_period_ps(path)
+    ports = load_table(path, "ports")
+    if not ((ports["node"] == node) & (ports["port"] == port)).any():
+        raise ValueError(f"{path}: the network has no port {port} on node {node}")
     end = meta(path)["end_ps"]
     times = np.arange(1, end // period + 1, dtype=np.int64) * period
     samples = load_table(path, "port_samples")

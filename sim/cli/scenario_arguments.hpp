@@ -6,6 +6,7 @@
 #include <boost/program_options.hpp>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,8 +30,8 @@ class ScenarioArguments {
  private:
   std::vector<std::string> scenarios_;
   std::vector<std::string> sets_;
-  std::string seed_;
-  std::string until_;
+  std::optional<std::string> seed_;  // given, even if empty (then refused)
+  std::optional<std::string> until_;
 };
 
 }  // namespace lockstep

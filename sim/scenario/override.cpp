@@ -56,9 +56,15 @@ void apply_override(YAML::Node& root, const Override& change, DecodeContext& con
                     "malformed key path (write e.g. job.slow_ranks[0].rank)");
     return;
   }
+  const std::string text = change.assignment.substr(equals + 1);
+  if (text.find_first_not_of(" \t") == std::string::npos) {
+    diagnostics.add(change.origin, key_path,
+                    "no value after '=' (to keep the key's default, leave the option out)");
+    return;
+  }
   YAML::Node value;
   try {
-    value = YAML::Load(change.assignment.substr(equals + 1));
+    value = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     diagnostics.add(change.origin, key_path, e.msg);
     return;

@@ -418,6 +418,23 @@ class LoaderOnARealRun(unittest.TestCase):
         self.assertIn("cannot read", result.stderr)
         self.assertNotIn("Traceback", result.stderr)
 
+    def test_summarize_script_answers_help_and_stops_quietly_when_piped_into_head(self):
+        script = SOURCE / "analysis" / "summarize.py"
+        result = subprocess.run([sys.executable, str(script), "--help"], capture_output=True,
+                                text=True, timeout=30)
+        self.assertEqual(result.returncode, 0)
+        self.assertIn("RUN.h5", result.stdout)
+        with tempfile.TemporaryDirectory() as directory:
+            # 20,000 steps (replayed at their priced time): far more than a pipe holds.
+            long_run = Path(directory) / "long.h5"
+            run_lockstep(long_run, SOURCE / "scenarios" / "war-stories" / "2_xid_hang.yaml",
+                         "--set", "faults=[]", "--set", "job.steps=20000",
+                         "--set", "job.reuse_steady_step=true")
+            piped = subprocess.run(f"'{sys.executable}' '{script}' '{long_run}' | head -1",
+                                   shell=True, capture_output=True, text=True, timeout=60)
+        self.assertEqual(piped.stderr, "")
+        self.assertEqual(len(piped.stdout.splitlines()), 1)
+
 
 class WithSeconds(unittest.TestCase):
     def test_adds_a_seconds_column_beside_each_picosecond_column(self):
@@ -1102,6 +1119,10 @@ class FabricHelpers(unittest.TestCase):
         series = la.port_timeseries(fabric_run("victim"), LEAF0, 4)  # host 4 sent nothing
         self.assertGreater(len(series), 0)
         self.assertTrue((series.drop(columns=["time_ps", "time_s"]) == 0).all().all())
+
+    def test_port_timeseries_of_a_port_the_network_lacks_is_an_error(self):
+        with self.assertRaisesRegex(ValueError, "no port 9 on node 999"):
+            la.port_timeseries(fabric_run("victim"), 999, 9)
 
     def test_flow_paths_adds_each_flows_route_and_network_id(self):
         path = fabric_run("victim")

@@ -100,6 +100,11 @@ class Running(CliTestCase):
         self.assertEqual(list(defences["defence"]), ["watchdog"])
         self.assertIn("never arrived or lost: 13", defences["detail"][0])
 
+    def test_an_empty_seed_is_refused_not_ignored(self):
+        result = lockstep("validate", VICTIM, "--seed", "")
+        self.assert_exit(result, 2)
+        self.assertIn("--seed : simulation.seed: no value after '='", result.stderr)
+
     def test_a_run_to_the_end_records_completed(self):
         out = self.dir / "small.h5"
         self.assert_exit(lockstep("run", "-o", out, *SMALL), 0)

@@ -76,6 +76,18 @@ TEST_CASE("link events name existing cables and say one thing that changes, at e
   CHECK(problems(with_link_event("packet", "{at: 5us, a: leaf0, b: host1, up: true}")).empty());
 }
 
+TEST_CASE("an override without a value is refused, not taken for the default") {
+  const std::string flows =
+      "network: {topology: {kind: leaf_spine}}\n"
+      "traffic:\n  flows:\n    - {source: 0, destination: 1, size: 1KB}\n";
+  CHECK(problems(flows, {"network.sample_period="}) ==
+        Lines{"--set network.sample_period=: network.sample_period: no value after '=' (to keep "
+              "the key's default, leave the option out)"});
+  CHECK(problems(flows, {"simulation.seed=  "}) ==
+        Lines{"--set simulation.seed=  : simulation.seed: no value after '=' (to keep the key's "
+              "default, leave the option out)"});
+}
+
 TEST_CASE("32-bit keys reject values that do not fit instead of wrapping") {
   const std::string flows =
       "network: {topology: {kind: leaf_spine}}\n"
