@@ -213,8 +213,18 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   if (!on_servers && scenario_arguments.scenario_paths().empty()) {
     problems.push_back("give a SCENARIO to run on, or --nodes N for GPU servers");
   }
-  if (!min || *min < Bytes(1)) problems.push_back("-b " + min_text + ": not a size of 1 B or more");
-  if (!max || (min && *max < *min)) problems.push_back("-e " + max_text + ": not a size >= -b");
+  const std::string not_a_size =
+      ": not a size (bytes with K, M or G as nccl-tests takes them: 8, 64K, 1G)";
+  if (!min) {
+    problems.push_back("-b " + min_text + not_a_size);
+  } else if (*min < Bytes(1)) {
+    problems.push_back("-b " + min_text + ": must be at least 1 B");
+  }
+  if (!max) {
+    problems.push_back("-e " + max_text + not_a_size);
+  } else if (min && *max < *min) {
+    problems.push_back("-e " + max_text + ": must not be below -b");
+  }
   if (factor < 2) problems.push_back("-f " + std::to_string(factor) + ": must be at least 2");
   if (vm.count("channels") != 0 && channels < 1)
     problems.push_back("--channels must be at least 1");

@@ -21,6 +21,9 @@
 namespace lockstep {
 namespace {
 
+// Scenarios list flows by the thousand at most; pair lists live in their own files.
+constexpr std::uintmax_t kLargestScenarioFile = std::uintmax_t{64} << 20;
+
 Schema<SimulationConfig> simulation_schema() {
   Schema<SimulationConfig> s;
   s.value("seed", &SimulationConfig::seed, "1",
@@ -199,6 +202,19 @@ ScenarioLoad decode(YAML::Node root, const std::string& name,
   return result;
 }
 
+// Whether line `line` (from 0) of `text` is indented with a tab, which YAML forbids and yaml-cpp
+// reports only as "illegal map value" or the like.
+bool tab_indented(std::string_view text, int line) {
+  std::size_t start = 0;
+  for (int l = 0; l < line && start != std::string_view::npos; ++l) {
+    start = text.find('\n', start);
+    if (start != std::string_view::npos) ++start;
+  }
+  if (start == std::string_view::npos) return false;
+  const std::size_t first = text.find_first_not_of(' ', start);
+  return first != std::string_view::npos && text[first] == '\t';
+}
+
 }  // namespace
 
 ScenarioLoad load_scenario_text(std::string_view text, const std::string& name,
@@ -210,7 +226,8 @@ ScenarioLoad load_scenario_text(std::string_view text, const std::string& name,
     ScenarioLoad result;
     result.diagnostics.add(
         name + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1), "",
-        e.msg);
+        tab_indented(text, e.mark.line) ? "a tab indents this line; YAML indents with spaces only"
+                                        : e.msg);
     return result;
   }
   return decode(root, name, overrides);
@@ -218,6 +235,24 @@ ScenarioLoad load_scenario_text(std::string_view text, const std::string& name,
 
 ScenarioLoad load_scenario_file(const std::filesystem::path& path,
                                 const std::vector<Override>& overrides) {
+  // A scenario is a small text file: a directory, a device or a pipe is refused before reading.
+  std::error_code error;
+  const std::filesystem::file_status status = std::filesystem::status(path, error);
+  if (!error && !std::filesystem::is_regular_file(status)) {
+    ScenarioLoad result;
+    result.diagnostics.add(path.string(), "",
+                           std::filesystem::is_directory(status)
+                               ? "is a directory, not a scenario file"
+                               : "is not a regular file (a device, a pipe or a socket)");
+    return result;
+  }
+  if (!error && std::filesystem::file_size(path, error) > kLargestScenarioFile && !error) {
+    ScenarioLoad result;
+    result.diagnostics.add(path.string(), "",
+                           "is larger than a scenario can be (" +
+                               std::to_string(kLargestScenarioFile >> 20) + " MiB of YAML)");
+    return result;
+  }
   std::ifstream in(path);
   if (!in) {
     const int reason = errno;

@@ -321,6 +321,26 @@ class Hardening(CliTestCase):
             self.assertIn(message, result.stderr)
             self.assertEqual(len(result.stderr.splitlines()), 1, result.stderr)
 
+    def test_newcomer_mistakes_get_messages_that_name_them(self):
+        directory = lockstep("run", self.dir)
+        self.assert_exit(directory, 2)
+        self.assertIn(f"{self.dir}: is a directory, not a scenario file", directory.stderr)
+        device = lockstep("validate", "/dev/zero")
+        self.assert_exit(device, 2)
+        self.assertIn("/dev/zero: is not a regular file", device.stderr)
+        tabbed = self.dir / "tab.yaml"
+        tabbed.write_text("simulation:\n\tseed: 1\n")
+        tab = lockstep("validate", tabbed)
+        self.assert_exit(tab, 2)
+        self.assertIn(f"{tabbed}:2:6: a tab indents this line; YAML indents with spaces only",
+                      tab.stderr)
+        unknown = lockstep("validate", VICTIM, "--set", "nonexistent.key=5")
+        self.assert_exit(unknown, 2)
+        self.assertIn("--set nonexistent.key=5: nonexistent: unknown key", unknown.stderr)
+        size = lockstep("nccl-tests", "all_reduce", "--nodes", "1", "-b", "1T")
+        self.assert_exit(size, 2)
+        self.assertIn("-b 1T: not a size (bytes with K, M or G", size.stderr)
+
     def test_a_key_given_twice_is_refused_at_the_repeat(self):
         scenario = self.dir / "twice.yaml"
         scenario.write_text("job:\n  steps: 8\n  micro_batch: 2\n  steps: 16\n")
