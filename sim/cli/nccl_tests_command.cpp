@@ -213,6 +213,9 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   if (!on_servers && scenario_arguments.scenario_paths().empty()) {
     problems.push_back("give a SCENARIO to run on, or --nodes N for GPU servers");
   }
+  if (scenario_arguments.until_given()) {
+    problems.push_back("--until: nccl-tests runs every size to its end (each on its own clock)");
+  }
   const std::string not_a_size =
       ": not a size (bytes with K, M or G as nccl-tests takes them: 8, 64K, 1G)";
   if (!min) {

@@ -26,6 +26,7 @@ class ScenarioArguments {
   [[nodiscard]] const std::vector<std::string>& scenario_paths() const { return scenarios_; }
   // --set arguments in order, then --seed and --until, which therefore win.
   [[nodiscard]] std::vector<Override> overrides() const;
+  [[nodiscard]] bool until_given() const { return until_.has_value(); }
 
  private:
   std::vector<std::string> scenarios_;

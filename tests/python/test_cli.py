@@ -340,6 +340,9 @@ class Hardening(CliTestCase):
         size = lockstep("nccl-tests", "all_reduce", "--nodes", "1", "-b", "1T")
         self.assert_exit(size, 2)
         self.assertIn("-b 1T: not a size (bytes with K, M or G", size.stderr)
+        until = lockstep("nccl-tests", "all_reduce", "--nodes", "1", "--until", "1s")
+        self.assert_exit(until, 2)
+        self.assertIn("--until: nccl-tests runs every size to its end", until.stderr)
 
     def test_a_key_given_twice_is_refused_at_the_repeat(self):
         scenario = self.dir / "twice.yaml"
