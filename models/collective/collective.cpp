@@ -119,6 +119,7 @@ void Collective::report_finished() {
 void Collective::report_rank_finished(std::int32_t rank) {
   event_ran();
   if (state_ == CollectiveState::kAborted || state_ == CollectiveState::kTimedOut) return;
+  if (!on_rank_finished_) return;  // the listener left
   on_rank_finished_(rank, sim_.now());
 }
 

@@ -62,7 +62,7 @@ class Collective {
   // Called once, by an event at finished_at(), when the last transfer has been noticed.
   void when_finished(std::function<void()> callback) { on_finished_ = std::move(callback); }
   // Called once per participant, by an event at the time its own sends have arrived and its own
-  // receives have been noticed.
+  // receives have been noticed. An empty callback stops the reports still to come.
   void when_rank_finished(RankFinished callback) { on_rank_finished_ = std::move(callback); }
 
   [[nodiscard]] CollectiveState state() const { return state_; }

@@ -1090,9 +1090,8 @@ void TrainingJob::Impl::op_started(std::int32_t rank, GpuOpId id, Time at) {
         key,
         [&] {
           return communicators_->send(
-              group, sender, receiver, bytes,
-              [this, group, receiver, generation = generation_](std::int32_t member, Time) {
-                if (member != receiver || generation != generation_) return;
+              group, sender, receiver, bytes, [this, group, receiver](std::int32_t member, Time) {
+                if (member != receiver) return;
                 collective_done(member_rank(group, member), Stream::kCompute);
               });
         },
@@ -1122,13 +1121,10 @@ void TrainingJob::Impl::op_started(std::int32_t rank, GpuOpId id, Time at) {
   Collective& c = join_point(
       key,
       [&] {
-        return communicators_->collective(
-            group, op, bytes,
-            [this, group, stream, generation = generation_](std::int32_t m, Time) {
-              // A collective that finished as its job stopped still reports its ranks.
-              if (generation != generation_) return;
-              collective_done(member_rank(group, m), stream);
-            });
+        return communicators_->collective(group, op, bytes,
+                                          [this, group, stream](std::int32_t m, Time) {
+                                            collective_done(member_rank(group, m), stream);
+                                          });
       },
       closed);
   c.arrive(communicators_->participant(group, member), at);
@@ -1706,12 +1702,16 @@ void TrainingJob::Impl::halt() {
     remains.gpus.push_back(std::move(r.gpu));
     remains.listeners.push_back(std::move(r.listener));
   }
+  // A collective that had finished as the job stopped may still have ranks to report: nobody
+  // listens any more (the ranks it would name may belong to the next attempt).
   for (auto& [key, point] : open_) {
     point.collective->abort();
+    point.collective->when_rank_finished({});
     remains.collectives.push_back(std::move(point.collective));
   }
   for (std::unique_ptr<Collective>& c : closed_) {
     c->abort();
+    c->when_rank_finished({});
     remains.collectives.push_back(std::move(c));
   }
   open_.clear();
