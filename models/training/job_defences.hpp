@@ -11,7 +11,7 @@
 
 namespace lockstep {
 
-// PyTorch's ProcessGroupNCCL watchdog: a collective not finished `timeout` after it was enqueued
+// PyTorch's ProcessGroupNCCL watchdog: a collective not finished `timeout` after a rank entered it
 // aborts the communicator and the process; its thread polls every `poll` (reference.md section 7).
 // Off, a collective that cannot finish hangs the job.
 struct WatchdogConfig {
@@ -32,8 +32,8 @@ struct HealthCheckConfig {
 
 // Per-rank step-time outliers (MegaScale, ByteDance's straggler study, reference.md section 7):
 // over the last `window` steps, a rank whose own work (its kernels and its share of the
-// transfers, not its waits for others) exceeds the median rank's by more than `threshold` is a
-// straggler, and its node is drained (the job restarts without it).
+// transfers, not its waits for others) exceeds its pipeline stage's median rank's by more than
+// `threshold` is a straggler, and its node is drained (the job restarts without it).
 struct StragglerDetectorConfig {
   bool enabled = false;
   std::int64_t window = 5;
