@@ -80,51 +80,53 @@ void Cluster::finish() {
 }
 
 BitRate Cluster::host_path_rate(std::int32_t endpoint) const {
+  if (const std::optional<BitRate> shared = node_interface_limit()) return *shared;
   const Topology& topology = routing_.topology();
+  return own_host_limits()[static_cast<std::size_t>(endpoint)].value_or(
+      topology.cable(topology.ports(endpoint)[0].cable).rate);
+}
+
+std::optional<BitRate> Cluster::node_interface_limit() const {
   const HostsConfig& hosts = spec_.hosts;
-  const bool sockets = hosts.transport == FabricTransport::kSocket;
-  if (sockets && hosts.socket_interface)
-    return std::min(*hosts.socket_interface, kSocketThroughput);
-  BitRate rate = topology.cable(topology.ports(endpoint)[0].cable).rate;
-  const std::vector<std::int32_t> staged = host_staged_nics(hosts, topology.endpoint_count());
-  if (std::find(staged.begin(), staged.end(), endpoint) != staged.end()) {
-    rate = BitRate::bps(std::max<std::int64_t>(
-        1, static_cast<std::int64_t>(static_cast<double>(rate.bps()) * kHostStagedShare)));
+  if (hosts.transport != FabricTransport::kSocket || !hosts.socket_interface) return std::nullopt;
+  return std::min(*hosts.socket_interface, kSocketThroughput);
+}
+
+std::vector<std::optional<BitRate>> Cluster::own_host_limits() const {
+  const Topology& topology = routing_.topology();
+  const std::int32_t ranks = topology.endpoint_count();
+  const HostsConfig& hosts = spec_.hosts;
+  std::vector<std::optional<BitRate>> limit(static_cast<std::size_t>(ranks));
+  for (const std::int32_t r : host_staged_nics(hosts, ranks)) {
+    const BitRate own = topology.cable(topology.ports(r)[0].cable).rate;
+    limit[static_cast<std::size_t>(r)] = BitRate::bps(std::max<std::int64_t>(
+        1, static_cast<std::int64_t>(static_cast<double>(own.bps()) * kHostStagedShare)));
   }
-  return sockets ? std::min(rate, kSocketThroughput) : rate;
+  if (hosts.transport == FabricTransport::kSocket) {
+    for (std::optional<BitRate>& l : limit) {
+      l = std::min(l.value_or(kSocketThroughput), kSocketThroughput);
+    }
+  }
+  return limit;
 }
 
 template <class FabricNetwork>
 void Cluster::limit_host_paths(FabricNetwork& network) const {
-  const Topology& topology = routing_.topology();
-  const std::int32_t ranks = topology.endpoint_count();
-  const HostsConfig& hosts = spec_.hosts;
-  const bool sockets = hosts.transport == FabricTransport::kSocket;
-  if (sockets && hosts.socket_interface) {
+  const std::int32_t ranks = routing_.topology().endpoint_count();
+  if (const std::optional<BitRate> shared = node_interface_limit()) {
     // Everything goes through host memory and the one interface: NIC placement stops mattering.
-    const BitRate node_limit = std::min(*hosts.socket_interface, kSocketThroughput);
     const std::int32_t gpus = gpus_per_node();
     for (std::int32_t node = 0; node < ranks / gpus; ++node) {
       std::vector<std::int32_t> gpus_of_node;
       for (std::int32_t g = 0; g < gpus; ++g) gpus_of_node.push_back(node * gpus + g);
-      network.limit_endpoints(gpus_of_node, node_limit);
+      network.limit_endpoints(gpus_of_node, *shared);
     }
     return;
   }
-  std::vector<std::optional<std::int64_t>> limit(static_cast<std::size_t>(ranks));
-  for (const std::int32_t r : host_staged_nics(hosts, ranks)) {
-    const BitRate own = topology.cable(topology.ports(r)[0].cable).rate;
-    limit[static_cast<std::size_t>(r)] = std::max<std::int64_t>(
-        1, static_cast<std::int64_t>(static_cast<double>(own.bps()) * kHostStagedShare));
-  }
-  if (sockets) {
-    for (std::optional<std::int64_t>& l : limit) {
-      l = std::min(l.value_or(kSocketThroughput.bps()), kSocketThroughput.bps());
-    }
-  }
+  const std::vector<std::optional<BitRate>> limit = own_host_limits();
   for (std::int32_t e = 0; e < ranks; ++e) {
-    if (const std::optional<std::int64_t>& l = limit[static_cast<std::size_t>(e)]) {
-      network.limit_endpoint(e, BitRate::bps(*l));
+    if (const std::optional<BitRate>& l = limit[static_cast<std::size_t>(e)]) {
+      network.limit_endpoint(e, *l);
     }
   }
 }

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "models/fabric/routing.hpp"
 #include "models/network/network.hpp"
@@ -70,6 +71,11 @@ class Cluster {
   // interface per node; the tighter one where several apply.
   template <class FabricNetwork>
   void limit_host_paths(FabricNetwork& network) const;
+  // What one socket interface per node carries, when NCCL's sockets share one.
+  [[nodiscard]] std::optional<BitRate> node_interface_limit() const;
+  // Otherwise each endpoint's own limit: a host-staged NIC's share, the socket stack's throughput;
+  // none for a NIC that runs at its line rate.
+  [[nodiscard]] std::vector<std::optional<BitRate>> own_host_limits() const;
 
   ClusterSpec spec_;
   const Routing& routing_;
