@@ -134,20 +134,6 @@ Constraint<double> share_lost() {
   };
 }
 
-Constraint<double> clock_share() {
-  return [](const double& v) -> std::optional<std::string> {
-    if (!(v > 0.0 && v <= 1.0)) return "must lie in (0, 1], e.g. 70%";
-    return std::nullopt;
-  };
-}
-
-Constraint<double> probability() {
-  return [](const double& v) -> std::optional<std::string> {
-    if (!(v >= 0.0 && v <= 1.0)) return "must lie in [0, 1], e.g. 5%";
-    return std::nullopt;
-  };
-}
-
 Schema<WatchdogConfig> watchdog_schema() {
   Schema<WatchdogConfig> s;
   s.value("enabled", &WatchdogConfig::enabled, "true",
@@ -181,11 +167,7 @@ Schema<StragglerDetectorConfig> straggler_detector_schema() {
       .value("window", &StragglerDetectorConfig::window, "5", "steps compared",
              at_least<std::int64_t>(1))
       .value("threshold", &StragglerDetectorConfig::threshold, "10%",
-             "how much more work than the stage's median rank makes a straggler",
-             [](const double& v) -> std::optional<std::string> {
-               if (!(v > 0.0)) return "must be more than 0, e.g. 10%";
-               return std::nullopt;
-             });
+             "how much more work than the stage's median rank makes a straggler", above(0.0));
   return s;
 }
 
@@ -236,12 +218,13 @@ Schema<FaultConfig> fault_schema() {
       .value("duration", &F::duration, std::nullopt, "how long it lasts (default: to the end)",
              above(Duration()))
       .value("clock", &F::clock, std::nullopt, "thermal: the SM clock it falls to, e.g. 70%",
-             clock_share())
+             fraction_above_zero())
       .value("onset", &F::onset, std::nullopt, "thermal: how long the clock takes to fall",
              above(Duration()))
       .value("slowdown", &F::slowdown, std::nullopt,
              "ecc, stragglers, slow_storage: the share of throughput lost, e.g. 10%", share_lost())
-      .value("probability", &F::probability, std::nullopt, "stragglers: per step", probability())
+      .value("probability", &F::probability, std::nullopt, "stragglers: per step",
+             between(0.0, 1.0))
       .value("rate", &F::rate, std::nullopt,
              "link_degraded: the cable's rate; slow_receiver: what the host drains; nccl_socket: "
              "one interface per node at this rate (default: sockets over every NIC)",
@@ -250,10 +233,7 @@ Schema<FaultConfig> fault_schema() {
       .value("up", &F::up, std::nullopt, "link_flap: each up interval between them",
              above(Duration()))
       .value("flaps", &F::flaps, std::nullopt, "link_flap: how many down intervals",
-             [](const std::int64_t& v) -> std::optional<std::string> {
-               if (v < 1 || v > 1'000'000) return "must lie between 1 and 1000000";
-               return std::nullopt;
-             })
+             between<std::int64_t>(1, 1'000'000))
       .value("per_1000_node_days", &F::per_1000_node_days, std::nullopt,
              "random_failures: failure rate of each node (Meta's RSC: 6.5)",
              [](const double& v) -> std::optional<std::string> {

@@ -8,23 +8,6 @@
 namespace lockstep {
 namespace {
 
-template <class T>
-Constraint<T> between(T low, T high) {
-  return [low, high](const T& v) -> std::optional<std::string> {
-    if (v < low || v > high) {
-      return "must lie between " + Codec<T>::format(low) + " and " + Codec<T>::format(high);
-    }
-    return std::nullopt;
-  };
-}
-
-Constraint<double> fraction_above_zero() {
-  return [](const double& v) -> std::optional<std::string> {
-    if (!(v > 0.0 && v <= 1.0)) return "must lie in (0, 1], e.g. 80%";
-    return std::nullopt;
-  };
-}
-
 // Sizes up to a million: beyond any model trained, and small enough that products of them stay
 // far from overflowing the counts derived from them.
 constexpr std::int64_t kLargestSize = 1'000'000;

@@ -52,6 +52,24 @@ template <class T>
   };
 }
 
+template <class T>
+[[nodiscard]] Constraint<T> between(T low, T high) {
+  return [low, high](const T& v) -> std::optional<std::string> {
+    if (v < low || v > high) {
+      return "must lie between " + Codec<T>::format(low) + " and " + Codec<T>::format(high);
+    }
+    return std::nullopt;
+  };
+}
+
+// A share of a whole that cannot be nothing: a clock factor.
+[[nodiscard]] inline Constraint<double> fraction_above_zero() {
+  return [](const double& v) -> std::optional<std::string> {
+    if (!(v > 0.0 && v <= 1.0)) return "must lie in (0, 1], e.g. 80%";
+    return std::nullopt;
+  };
+}
+
 namespace detail {
 template <class T>
 struct Unwrapped {

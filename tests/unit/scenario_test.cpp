@@ -379,7 +379,7 @@ TEST_CASE(
   CHECK(problems(with_faults("  - {kind: thermal, gpu: 16, clock: 70%}\n")) ==
         Lines{"s.yaml:12:26: faults[0].gpu: no GPU 16 (16 in the cluster)"});
   CHECK(problems(with_faults("  - {kind: thermal, gpu: 1, clock: 170%}\n")) ==
-        Lines{"s.yaml:12:36: faults[0].clock: must lie in (0, 1], e.g. 70%"});
+        Lines{"s.yaml:12:36: faults[0].clock: must lie in (0, 1], e.g. 80%"});
   CHECK(problems(with_faults("  - {kind: link_down, a: leaf0, b: spine9}\n")) ==
         Lines{"s.yaml:12:36: faults[0].b: no switch or host named 'spine9'"});
   CHECK(problems(with_faults("  - {kind: pfc_storm, nic: 3}\n", "analytic")) ==
