@@ -110,6 +110,13 @@ struct CollectiveKeyHash {
 
 enum class Communicator : std::uint8_t { kTensor, kContext, kPipeline, kData };
 
+// Ranks as a report names them: "3 11 19".
+std::string ranks_text(const std::vector<std::int32_t>& ranks) {
+  std::string text;
+  for (const std::int32_t rank : ranks) text += (text.empty() ? "" : " ") + std::to_string(rank);
+  return text;
+}
+
 const char* communicator_name(Communicator c) {
   switch (c) {
     case Communicator::kTensor:
@@ -1529,10 +1536,7 @@ void TrainingJob::Impl::watchdog_check(std::uint64_t generation) {
   }
   const RankState& r = ranks_[static_cast<std::size_t>(oldest.rank)];
   const Queued& q = oldest.stream == Stream::kCompute ? r.compute.front() : r.communication.front();
-  std::string culprits;
-  for (const std::int32_t missing : never_arrived(q)) {
-    culprits += (culprits.empty() ? "" : " ") + std::to_string(missing);
-  }
+  const std::string culprits = ranks_text(never_arrived(q));
   const std::string detail =
       "collective timeout: " + wait_description(q) + " (group " +
       std::to_string(q.key.group_and_kind >> 2) + ", entered " +
@@ -1658,10 +1662,7 @@ void TrainingJob::Impl::record_blocked_ranks() {
       if (empty) continue;
       const Queued& q = stream == Stream::kCompute ? r.compute.front() : r.communication.front();
       if (q.collective == nullptr) continue;
-      std::string missing;
-      for (const std::int32_t m : never_arrived(q)) {
-        missing += (missing.empty() ? "" : " ") + std::to_string(m);
-      }
+      const std::string missing = ranks_text(never_arrived(q));
       blocked_.append(BlockedRankRow{rank, r.gpu_index, r.step,
                                      stream == Stream::kCompute ? "compute" : "communication",
                                      std::string_view(wait_description(q)),
@@ -1964,15 +1965,15 @@ void TrainingJob::Impl::replay_blocked() {
 
 void TrainingJob::Impl::replay_watchdog(std::uint64_t generation) {
   if (generation != generation_ || outcome != JobOutcome::kRunning) return;
-  std::string lost;
+  std::vector<std::int32_t> lost;
   for (std::int32_t rank = 0; rank < world_; ++rank) {
     if (gpu_failed_[static_cast<std::size_t>(gpu_of_rank_[static_cast<std::size_t>(rank)])] != 0) {
-      lost += (lost.empty() ? "" : " ") + std::to_string(rank);
+      lost.push_back(rank);
     }
   }
   const std::string detail = "collective timeout in a replayed step (timeout " +
                              format_rounded(defences_.watchdog.timeout) +
-                             "); never arrived or lost: " + lost;
+                             "); never arrived or lost: " + ranks_text(lost);
   log_.record("watchdog", sim_.now(), "job", detail);
   incident_ = "watchdog at " + format_rounded(sim_.now().since_start()) + ": " + detail;
   stop(JobOutcome::kCollectiveTimeout);
@@ -2012,10 +2013,7 @@ void TrainingJob::Impl::declare_hung() {
     const RankState& r = ranks_[static_cast<std::size_t>(oldest.rank)];
     const Queued& q =
         oldest.stream == Stream::kCompute ? r.compute.front() : r.communication.front();
-    std::string missing;
-    for (const std::int32_t m : never_arrived(q)) {
-      missing += (missing.empty() ? "" : " ") + std::to_string(m);
-    }
+    const std::string missing = ranks_text(never_arrived(q));
     incident_ += "; longest wait: rank " + std::to_string(oldest.rank) + " in " +
                  wait_description(q) + " since " + format_rounded(oldest.since.since_start()) +
                  (missing.empty() ? "" : ", never arrived or lost: " + missing);
