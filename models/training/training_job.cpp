@@ -354,6 +354,11 @@ class TrainingJob::Impl {
   void lose_replayed_step(std::int32_t gpu);
   // A lost GPU holds the job: no step runs until a health check or the watchdog stops it.
   void replay_blocked();
+  [[nodiscard]] bool placement_has_lost_gpu() const {
+    return std::any_of(gpu_of_rank_.begin(), gpu_of_rank_.end(), [this](std::int32_t gpu) {
+      return gpu_failed_[static_cast<std::size_t>(gpu)] != 0;
+    });
+  }
 
   Simulator& sim_;
   TrainingJobConfig config_;
@@ -424,6 +429,9 @@ class TrainingJob::Impl {
   // Names the replayed step in flight; bumped when it is cut short, so its end is ignored.
   std::uint64_t replayed_step_ = 0;
   bool step_in_flight_ = false;
+  // Whether a GPU the placement uses is lost: kept as they fail and at each restart, so that a
+  // replayed step need not look through every rank.
+  bool lost_gpu_in_use_ = false;
   std::int64_t restarts_ = 0;
   std::unordered_map<std::int64_t, std::int32_t> checkpoint_writes_left_;  // by step
   Table<BlockedRankRow> blocked_;
@@ -1471,11 +1479,10 @@ void TrainingJob::Impl::fail_gpu(std::int32_t gpu, const std::string& cause) {
                 "idle node: GPU " + std::to_string(gpu) + ": " + cause + "; drained");
   }
   if (replaying_) {
+    if (std::find(gpu_of_rank_.begin(), gpu_of_rank_.end(), gpu) == gpu_of_rank_.end()) return;
+    lost_gpu_in_use_ = true;
     // Lost while the job is down, it is found when the job restarts.
-    if (step_in_flight_ &&
-        std::find(gpu_of_rank_.begin(), gpu_of_rank_.end(), gpu) != gpu_of_rank_.end()) {
-      lose_replayed_step(gpu);
-    }
+    if (step_in_flight_) lose_replayed_step(gpu);
     return;
   }
   for (RankState& r : ranks_) {
@@ -1795,6 +1802,7 @@ void TrainingJob::Impl::restart(std::uint64_t generation) {
     gpu = it->second * per_node + gpu % per_node;
   }
   gpu_of_rank_ = std::move(placement);
+  lost_gpu_in_use_ = placement_has_lost_gpu();
   const std::int64_t restored = checkpointed_steps_;
   kept_step_time_.resize(static_cast<std::size_t>(restored));
   kept_checkpoint_stall_.resize(static_cast<std::size_t>(restored));
@@ -1863,6 +1871,7 @@ bool TrainingJob::Impl::price_step(const TrainingStepRow& row, Duration checkpoi
   // A GPU lost meanwhile is found by the defences the replay arms.
   halt();
   replaying_ = true;
+  lost_gpu_in_use_ = placement_has_lost_gpu();
   write_done_at_ = sim_.now();
   char detail[160];
   std::snprintf(detail, sizeof detail,
@@ -1884,9 +1893,7 @@ void TrainingJob::Impl::replay_next() {
   if (on_step_begins) on_step_begins(steps_completed);
   // A fault at this step may have stopped the job, or lost one of its GPUs.
   if (outcome != JobOutcome::kRunning || generation != generation_) return;
-  if (std::any_of(gpu_of_rank_.begin(), gpu_of_rank_.end(), [this](std::int32_t gpu) {
-        return gpu_failed_[static_cast<std::size_t>(gpu)] != 0;
-      })) {
+  if (lost_gpu_in_use_) {
     replay_blocked();
     return;
   }
