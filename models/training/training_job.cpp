@@ -316,6 +316,8 @@ class TrainingJob::Impl {
   void checkpoint_written(std::int64_t step);
   void sweep_settled();
   [[nodiscard]] Bytes checkpoint_bytes(std::int32_t rank) const;
+  // What each node of the cluster writes of a checkpoint (nothing for nodes without ranks).
+  [[nodiscard]] std::vector<Bytes> checkpoint_bytes_by_node() const;
   [[nodiscard]] std::int32_t node_of_gpu(std::int32_t gpu) const {
     return gpu / cluster_.gpus_per_node();
   }
@@ -1275,6 +1277,15 @@ Bytes TrainingJob::Impl::checkpoint_bytes(std::int32_t rank) const {
   return Bytes(share * kCheckpointBytesPerParameter);
 }
 
+std::vector<Bytes> TrainingJob::Impl::checkpoint_bytes_by_node() const {
+  std::vector<Bytes> by_node(node_drained_.size());
+  for (std::int32_t rank = 0; rank < world_; ++rank) {
+    by_node[static_cast<std::size_t>(node_of_gpu(gpu_of_rank_[static_cast<std::size_t>(rank)]))] +=
+        checkpoint_bytes(rank);
+  }
+  return by_node;
+}
+
 void TrainingJob::Impl::step_over(std::int32_t rank) {
   RankState& r = ranks_[static_cast<std::size_t>(rank)];
   const bool due =
@@ -1290,11 +1301,7 @@ void TrainingJob::Impl::step_over(std::int32_t rank) {
     // Every rank stalls until every node has written its part: the save ends with a barrier.
     if (++at_checkpoint_ < world_) return;
     at_checkpoint_ = 0;
-    std::vector<Bytes> per_node(node_writing_.size());
-    for (std::int32_t w = 0; w < world_; ++w) {
-      per_node[static_cast<std::size_t>(ranks_[static_cast<std::size_t>(w)].gpu_index /
-                                        gpus_per_node)] += checkpoint_bytes(w);
-    }
+    const std::vector<Bytes> per_node = checkpoint_bytes_by_node();
     auto writes_left = std::make_shared<std::int32_t>(0);
     for (const Bytes bytes : per_node) *writes_left += bytes > Bytes() ? 1 : 0;
     for (std::size_t n = 0; n < per_node.size(); ++n) {
@@ -1344,13 +1351,7 @@ void TrainingJob::Impl::copied_to_host(std::uint64_t generation_and_rank) {
   const std::int64_t step = ranks_[static_cast<std::size_t>(rank)].step;
   finish_step(rank, sim_.now() - checkpoint_arrival_[static_cast<std::size_t>(rank)]);
   if (generation_and_rank >> 32 != generation_ || --node_copies_left_[node] > 0) return;
-  Bytes bytes;
-  for (std::int32_t w = 0; w < world_; ++w) {
-    if (static_cast<std::size_t>(node_of_gpu(ranks_[static_cast<std::size_t>(w)].gpu_index)) ==
-        node) {
-      bytes += checkpoint_bytes(w);
-    }
-  }
+  const Bytes bytes = checkpoint_bytes_by_node()[node];
   node_writing_[node] = 1;
   checkpoint_writes_left_.try_emplace(step, job_nodes_);
   storage_->transfer(static_cast<std::int32_t>(node), bytes,
@@ -1857,15 +1858,11 @@ bool TrainingJob::Impl::price_step(const TrainingStepRow& row, Duration checkpoi
   priced_step_ = plain_steps_.back();
   priced_row_ = last_plain_row_;
   if (config_.checkpoint.every > 0 && storage_) {
-    std::vector<Bytes> node_bytes(node_drained_.size());
     Bytes largest;
-    for (std::int32_t rank = 0; rank < world_; ++rank) {
-      const Bytes bytes = checkpoint_bytes(rank);
-      node_bytes[static_cast<std::size_t>(
-          node_of_gpu(gpu_of_rank_[static_cast<std::size_t>(rank)]))] += bytes;
-      largest = std::max(largest, bytes);
-    }
-    checkpoint_cost_ = price_checkpoint(storage_->spec(), node_bytes, largest, config_.checkpoint);
+    for (std::int32_t rank = 0; rank < world_; ++rank)
+      largest = std::max(largest, checkpoint_bytes(rank));
+    checkpoint_cost_ =
+        price_checkpoint(storage_->spec(), checkpoint_bytes_by_node(), largest, config_.checkpoint);
   }
   // The ranks already in the next step stop where they are; the steps from there on are replayed.
   // A GPU lost meanwhile is found by the defences the replay arms.
