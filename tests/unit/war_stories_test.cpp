@@ -292,6 +292,18 @@ TEST_CASE("war story 6: a NIC's pause storm spreads through the spine and stalls
   for (const PortTotalRow& t : twin.rows<PortTotalRow>("port_totals")) CHECK(t.pauses_sent == 0);
 }
 
+TEST_CASE("war story 6, the switch's watchdog: a port held paused 100 ms stops honouring pauses") {
+  const Story twin = run_story("6_pfc_storm.yaml", {"faults=[]"});
+  const Story guarded =
+      run_story("6_pfc_storm.yaml", {"defences.switch_pfc_watchdog.enabled=true"});
+  const std::vector<DefenceRow> watchdog = guarded.defences("switch_pfc_watchdog");
+  REQUIRE(watchdog.size() == 1);
+  CHECK(watchdog[0].at_ps == 120'000'000'000);
+  const double lost = seconds(guarded.job_end() - twin.job_end());
+  CHECK(lost > 0.05);
+  CHECK(lost < 0.15);
+}
+
 // Per endpoint, the time its inter-node messages took, sent and received.
 std::map<std::int64_t, std::int64_t> transfer_time(const Story& s) {
   std::map<std::int64_t, std::int64_t> out;
@@ -432,6 +444,43 @@ TEST_CASE("fabric faults slow the job while they last: a degraded cable, a slow 
       "hang");
 }
 
+TEST_CASE("slow storage makes the data wait; GPUDirect off on a node slows the step") {
+  // 16 samples of 256 MiB per replica and step: 4 GiB through a node's 5 GB/s client at a tenth
+  // of the file system's rates is several seconds a step, where healthy reads wait only for the
+  // first batch.
+  const std::vector<std::string> reading = {"job.storage={aggregate: 20GB/s, per_node: 5GB/s}",
+                                            "job.data={bytes_per_sample: 256MiB, prefetch: 1}"};
+  const Story healthy = on_story_2_cluster("[]", reading);
+  const Story slowed = on_story_2_cluster("[{kind: slow_storage, slowdown: 90%, at: 2s}]", reading);
+  const auto data_wait = [](const Story& s) {
+    std::int64_t wait = 0;
+    for (const auto& [step, row] : slowest_rows(s)) wait += row.data_wait_ps;
+    return seconds(wait);
+  };
+  CHECK(data_wait(slowed) > data_wait(healthy) + 5.0);
+  CHECK(mean_step(on_story_2_cluster("[{kind: gpudirect_off, node: 1}]")) >
+        1.05 * mean_step(on_story_2_cluster("[]")));
+}
+
+GoodputRow goodput_of(const Story& s) {
+  const auto rows = s.rows<GoodputRow>("goodput");
+  REQUIRE(rows.size() == 1);
+  const GoodputRow& g = rows[0];
+  CHECK(g.total_ps == g.useful_ps + g.checkpointing_ps + g.restarting_ps + g.lost_ps);
+  return g;
+}
+
+TEST_CASE("restarts onto a lost GPU that no health check drains stop at max_restarts") {
+  const Story looping =
+      on_story_2_cluster("[{kind: xid, gpu: 13, at: 2s}]",
+                         {"defences.watchdog.enabled=true", "defences.watchdog.timeout=20s",
+                          "defences.restart={enabled: true, delay: 10s, max_restarts: 2}"});
+  CHECK(looping.summary.job_outcome == "collective_timeout");
+  CHECK(looping.defences("watchdog").size() == 3);
+  CHECK(goodput_of(looping).interruptions == 3);
+  CHECK(goodput_of(looping).restarting_ps == 20'000'000'000'000);
+}
+
 // Story 2's cluster without its fault: twelve steps, an asynchronous checkpoint every four.
 TEST_CASE("a replayed step lasts exactly what the simulated steady step does, checkpoints too") {
   const std::vector<std::string> job = {"faults=[]", "job.steps=12",
@@ -470,14 +519,6 @@ Story failure_study(std::int64_t every, const std::string& mode) {
        "job.checkpoint={every: " + std::to_string(every) + ", mode: " + mode + "}",
        "faults=[{kind: random_failures, per_1000_node_days: 200}]",
        "defences.health_check.repair=24h"});
-}
-
-GoodputRow goodput_of(const Story& s) {
-  const auto rows = s.rows<GoodputRow>("goodput");
-  REQUIRE(rows.size() == 1);
-  const GoodputRow& g = rows[0];
-  CHECK(g.total_ps == g.useful_ps + g.checkpointing_ps + g.restarting_ps + g.lost_ps);
-  return g;
 }
 
 TEST_CASE(
