@@ -21,5 +21,9 @@ int run_command(const std::vector<std::string>& args);
 int validate_command(const std::vector<std::string>& args);
 int keys_command(const std::vector<std::string>& args);
 int nccl_tests_command(const std::vector<std::string>& args);
+int sweep_command(const std::vector<std::string>& args);
+// Hands the command line to a Python program of analysis/ (diagnose.py, trace.py, plot.py), which
+// replaces this process.
+int analysis_command(const std::string& script, const std::vector<std::string>& args);
 
 }  // namespace lockstep

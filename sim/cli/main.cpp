@@ -26,6 +26,13 @@ constexpr const char* kUsage =
     "  nccl-tests OP (SCENARIO | --nodes N [--preset P]) [-b MIN] [-e MAX] [-f FACTOR]\n"
     "                      nccl-tests' sweep of a collective over a scenario's network or\n"
     "                      over GPU servers\n"
+    "  sweep SWEEP.yaml [-j N] [-o DIR]\n"
+    "                      run a scenario over a grid of overrides (also under mpirun, or as a\n"
+    "                      Slurm array); one HDF5 per point and an index\n"
+    "  diagnose OUT.h5     where the time went and why: ranked findings, also written to OUT.h5\n"
+    "  trace OUT.h5 -o FILE\n"
+    "                      the run's timeline for ui.perfetto.dev\n"
+    "  plot KIND OUT.h5    step-time heatmap, Gantt, PFC heatmap, queues, busbw or FCT CDF\n"
     "\n"
     "  lockstep <command> --help    options of one command\n"
     "  lockstep --version           version\n";
@@ -35,6 +42,10 @@ int dispatch(const std::string& command, const std::vector<std::string>& rest) {
   if (command == "validate") return lockstep::validate_command(rest);
   if (command == "keys") return lockstep::keys_command(rest);
   if (command == "nccl-tests") return lockstep::nccl_tests_command(rest);
+  if (command == "sweep") return lockstep::sweep_command(rest);
+  if (command == "diagnose") return lockstep::analysis_command("diagnose.py", rest);
+  if (command == "trace") return lockstep::analysis_command("trace.py", rest);
+  if (command == "plot") return lockstep::analysis_command("plot.py", rest);
   if (command == "--help" || command == "-h" || command == "help") {
     std::cout << kUsage;
     return lockstep::exit_code::kOk;
