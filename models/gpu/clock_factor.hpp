@@ -42,7 +42,7 @@ class ClockFactor {
   __extension__ using Wide = unsigned __int128;
   const Wide numerator = static_cast<Wide>(at_full_clock.ps()) * ClockFactor::kFull;
   const Wide denominator = static_cast<Wide>(clock.ppm());
-  return Duration::ps(static_cast<std::int64_t>((numerator + denominator - 1) / denominator));
+  return Duration::ps_from_wide((numerator + denominator - 1) / denominator);
 }
 
 }  // namespace lockstep

@@ -52,7 +52,7 @@ class FlopRate {
   constexpr Wide kPsPerSecond = 1'000'000'000'000;
   const Wide numerator = static_cast<Wide>(work.count()) * kPsPerSecond;
   const Wide denominator = static_cast<Wide>(rate.per_second());
-  return Duration::ps(static_cast<std::int64_t>((numerator + denominator - 1) / denominator));
+  return Duration::ps_from_wide((numerator + denominator - 1) / denominator);
 }
 
 // The rate that does `work` in `time` (rounded down), e.g. what a benchmark reports. time > 0.

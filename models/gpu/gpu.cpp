@@ -193,7 +193,7 @@ void Gpu::finish_head(Queue& q) {
 
 Time Gpu::kernel_end(const Queue& q) const {
   const Work rate = work_rate(q.ops.front().kernel(q.kernel_index), clock_);
-  return q.progress_from + Duration::ps(static_cast<std::int64_t>((q.remaining + rate - 1) / rate));
+  return q.progress_from + Duration::ps_from_wide((q.remaining + rate - 1) / rate);
 }
 
 void Gpu::catch_up(Queue& q, Time now) {
@@ -214,8 +214,7 @@ void Gpu::arm_kernel_end(Queue& q) {
   for (std::size_t i = q.kernel_index + 1; i < head.kernel_count(); ++i) {
     const KernelCost& next = head.kernel(i);
     const Work rate = work_rate(next, clock_);
-    end +=
-        next.launch + Duration::ps(static_cast<std::int64_t>((total_work(next) + rate - 1) / rate));
+    end += next.launch + Duration::ps_from_wide((total_work(next) + rate - 1) / rate);
   }
   q.done.arm_at(end);
 }

@@ -151,7 +151,7 @@ void SharedStorage::arm_next_completion() {
     next_completion_.cancel();
     return;
   }
-  next_completion_.arm_at(sim_.now() + Duration::ps(static_cast<std::int64_t>(soonest_ps)));
+  next_completion_.arm_at(sim_.now() + Duration::ps_from_wide(soonest_ps));
 }
 
 }  // namespace lockstep

@@ -261,7 +261,7 @@ void FlowNetwork::arm_drain(QueuePair& qp) {
     qp.drain->cancel();
     return;
   }
-  qp.drain->arm_at(sim_.now() + Duration::ps(static_cast<std::int64_t>(ps)));
+  qp.drain->arm_at(sim_.now() + Duration::ps_from_wide(ps));
 }
 
 void FlowNetwork::on_drained(std::uint64_t queue_pair) {

@@ -77,6 +77,11 @@ int main(int argc, char** argv) {
     std::cerr << "lockstep: " << e.what() << "; nothing was written" << std::endl;
     std::cout.flush();
     std::_Exit(lockstep::exit_code::kFailure);
+  } catch (const lockstep::ClockOverflow& e) {
+    std::cerr << "lockstep: " << e.what()
+              << ": a rate, size or count of the scenario is beyond what it can simulate; nothing "
+                 "was written\n";
+    return lockstep::exit_code::kBadInput;
   } catch (const std::bad_alloc&) {
     std::cerr << "lockstep: out of memory: the scenario needs more memory than this machine "
                  "has; nothing was written\n";

@@ -38,13 +38,13 @@ class BitRate {
     const auto denominator = static_cast<std::uint64_t>(rate.bps());
     const std::uint64_t rounded_up =
         numerator / denominator + (numerator % denominator != 0 ? 1 : 0);
-    return Duration::ps(static_cast<std::int64_t>(rounded_up));
+    return Duration::ps_from_wide(rounded_up);
   }
   __extension__ using Wide = unsigned __int128;
   constexpr Wide kPsPerSecond = 1'000'000'000'000;
   const Wide numerator = static_cast<Wide>(size.bits()) * kPsPerSecond;
   const Wide denominator = static_cast<Wide>(rate.bps());
-  return Duration::ps(static_cast<std::int64_t>((numerator + denominator - 1) / denominator));
+  return Duration::ps_from_wide((numerator + denominator - 1) / denominator);
 }
 
 // The picoseconds a byte takes at `rate` when they are a whole number (100 Gb/s: 80), else 0.

@@ -162,5 +162,27 @@ TEST_CASE("a value with more decimal places than any unit needs is refused, not 
         "'0." + std::string(29, '0') + "1s' is not a whole number of picoseconds");
 }
 
+// 2^63 ps is about 106 days: a sum, difference or product of clock values past it, or a
+// transmission that long (1 MB at 1 b/s is 92 days; 2 MB, 185), is an error, never a wrapped
+// negative time that the event queue would take for the past.
+TEST_CASE("clock arithmetic past 2^63 ps throws ClockOverflow instead of wrapping") {
+  const Duration most = Duration::max();
+  CHECK_THROWS_AS((void)(most + Duration::ps(1)), ClockOverflow);
+  CHECK_THROWS_AS((void)(Duration::ps(std::numeric_limits<std::int64_t>::min()) - Duration::ps(1)),
+                  ClockOverflow);
+  CHECK_THROWS_AS((void)(Duration::s(1) * 10'000'000), ClockOverflow);
+  CHECK((Duration::s(1) * 9'000'000).ps() == 9'000'000'000'000'000'000);
+  CHECK_THROWS_AS((void)(Time::max() + Duration::ps(1)), ClockOverflow);
+  Duration sum = most - Duration::ps(1);
+  sum += Duration::ps(1);
+  CHECK(sum == most);
+  CHECK_THROWS_AS(sum += Duration::ps(1), ClockOverflow);
+  CHECK(tx_time(Bytes(1'000'000), BitRate::bps(1)).ps() == 8'000'000'000'000'000'000);
+  CHECK_THROWS_AS((void)tx_time(Bytes(2'000'000), BitRate::bps(1)), ClockOverflow);
+  CHECK_THROWS_AS((void)tx_time(Bytes(1'000'000'000'000), BitRate::bps(1)), ClockOverflow);
+  CHECK_THROWS_AS((void)Duration::ps_from_wide(1e19), ClockOverflow);
+  CHECK(Duration::ps_from_wide(1e18).ps() == 1'000'000'000'000'000'000);
+}
+
 }  // namespace
 }  // namespace lockstep
