@@ -306,6 +306,7 @@ class TrainingJob::Impl {
   void collective_done(std::int32_t rank, Stream stream);
   [[nodiscard]] std::int64_t optimizer_shard(const RankState& r) const;
   void record_op(const RankState& r, std::int32_t rank, const Queued& q, Time start, Time end);
+  void record_placement();
   void step_over(std::int32_t rank);
   void checkpoint(std::int32_t rank);
   void copied_to_host(std::uint64_t generation_and_rank);
@@ -459,6 +460,7 @@ class TrainingJob::Impl {
   Table<TrainingRankStepRow> rank_steps_;
   Table<TrainingStepRow> steps_table_;
   Table<TrainingMemoryRow> memory_;
+  Table<RankPlacementRow> placement_;
   TrainingRankStepRow slowest_row_{};
 };
 
@@ -579,7 +581,8 @@ TrainingJob::Impl::Impl(Simulator& sim, const TrainingJobConfig& config, Cluster
       ops_(output, training_op_layout()),
       rank_steps_(output, training_rank_step_layout()),
       steps_table_(output, training_step_layout()),
-      memory_(output, training_memory_layout()) {
+      memory_(output, training_memory_layout()),
+      placement_(output, rank_placement_layout()) {
   const PlanShape shape = plan_shape(config, model_);
   micro_batches_ = shape.micro_batches;
   layers_per_chunk_ = shape.layers_per_chunk;
@@ -588,6 +591,7 @@ TrainingJob::Impl::Impl(Simulator& sim, const TrainingJobConfig& config, Cluster
   }
   gpu_of_rank_ = place_ranks(config.placement, world_, cluster.gpus_per_node(), cluster.ranks(),
                              config.placement_gpus);
+  record_placement();
   const std::int32_t tp = config.parallelism.tensor;
   for (std::int32_t s = 0; s < pipeline_; ++s) {
     std::int64_t parameters = layer_parameters(model_, tp) * layers_per_chunk_ * chunks_;
@@ -1262,9 +1266,21 @@ void TrainingJob::Impl::record_op(const RankState& r, std::int32_t rank, const Q
     case Instruction::Kind::kKernelRun:  // runs only where ops are not recorded
       break;
   }
-  ops_.append(TrainingOpRow{rank, r.step, i.micro_batch, r.stage, i.layer,
-                            q.stream == Stream::kCompute ? "compute" : "communication", kind, name,
-                            start.ps(), end.ps(), flops, bytes, communicator});
+  const bool communicates = communicator[0] != '\0';
+  ops_.append(TrainingOpRow{
+      rank, r.step, static_cast<std::int64_t>(attempt_), i.micro_batch, r.stage, i.layer,
+      q.stream == Stream::kCompute ? "compute" : "communication", kind, name, start.ps(), end.ps(),
+      communicates ? q.waited.ps() : 0, flops, bytes, communicator,
+      communicates ? static_cast<std::int64_t>(q.key.group_and_kind >> 2) : -1,
+      communicates ? static_cast<std::int64_t>(q.key.sequence) : -1});
+}
+
+void TrainingJob::Impl::record_placement() {
+  for (std::size_t rank = 0; rank < gpu_of_rank_.size(); ++rank) {
+    const std::int32_t gpu = gpu_of_rank_[rank];
+    placement_.append(RankPlacementRow{static_cast<std::int64_t>(attempt_),
+                                       static_cast<std::int64_t>(rank), gpu, node_of_gpu(gpu)});
+  }
 }
 
 Bytes TrainingJob::Impl::checkpoint_bytes(std::int32_t rank) const {
@@ -1803,6 +1819,7 @@ void TrainingJob::Impl::restart(std::uint64_t generation) {
     gpu = it->second * per_node + gpu % per_node;
   }
   gpu_of_rank_ = std::move(placement);
+  record_placement();
   lost_gpu_in_use_ = placement_has_lost_gpu();
   const std::int64_t restored = checkpointed_steps_;
   kept_step_time_.resize(static_cast<std::size_t>(restored));
@@ -2034,6 +2051,7 @@ void TrainingJob::Impl::flush() {
   rank_steps_.flush();
   steps_table_.flush();
   memory_.flush();
+  placement_.flush();
 }
 
 TrainingJobSummary TrainingJob::Impl::summary() const {

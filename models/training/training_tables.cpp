@@ -8,12 +8,21 @@ TableLayout training_op_layout() {
   using Row = TrainingOpRow;
   return layout<Row>(
       "rank_ops",
-      {column("rank", &Row::rank), column("step", &Row::step),
+      {column("rank", &Row::rank), column("step", &Row::step), column("attempt", &Row::attempt),
        column("micro_batch", &Row::micro_batch), column("stage", &Row::stage),
        column("layer", &Row::layer), column("stream", &Row::stream), column("kind", &Row::kind),
        column("name", &Row::name), column("start_ps", &Row::start_ps),
-       column("end_ps", &Row::end_ps), column("flops", &Row::flops), column("bytes", &Row::bytes),
-       column("communicator", &Row::communicator)});
+       column("end_ps", &Row::end_ps), column("waited_ps", &Row::waited_ps),
+       column("flops", &Row::flops), column("bytes", &Row::bytes),
+       column("communicator", &Row::communicator), column("group", &Row::group),
+       column("sequence", &Row::sequence)});
+}
+
+TableLayout rank_placement_layout() {
+  using Row = RankPlacementRow;
+  return layout<Row>("rank_placement",
+                     {column("attempt", &Row::attempt), column("rank", &Row::rank),
+                      column("gpu", &Row::gpu), column("node", &Row::node)});
 }
 
 TableLayout training_rank_step_layout() {

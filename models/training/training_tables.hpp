@@ -12,17 +12,30 @@ namespace lockstep {
 struct TrainingOpRow {
   std::int64_t rank;
   std::int64_t step;
+  std::int64_t attempt;
   std::int64_t micro_batch;  // -1: not of one micro-batch (optimizer, gradient buckets)
   std::int64_t stage;
   std::int64_t layer;  // -1: not of one layer (embedding, head, optimizer, pipeline transfers)
   FixedText<16> stream;
   FixedText<16> kind;
-  FixedText<24> name;
+  FixedText<32> name;
   std::int64_t start_ps;
   std::int64_t end_ps;
+  std::int64_t waited_ps;  // a collective: for members to join; a receive: for the sender
   std::int64_t flops;
   std::int64_t bytes;
   FixedText<8> communicator;  // tp, cp, pp, dp; empty for kernels
+  // The communicator group and its operation's number in it: the same pair on every member.
+  std::int64_t group;     // -1 for kernels
+  std::int64_t sequence;  // -1 for kernels
+};
+
+// Which GPU each rank ran on, from the start and again after each restart onto spare nodes.
+struct RankPlacementRow {
+  std::int64_t attempt;
+  std::int64_t rank;
+  std::int64_t gpu;
+  std::int64_t node;
 };
 
 // A rank's step, split so that the parts add up to end - start.
@@ -92,6 +105,7 @@ struct GoodputRow {
 };
 
 [[nodiscard]] TableLayout training_op_layout();
+[[nodiscard]] TableLayout rank_placement_layout();
 [[nodiscard]] TableLayout blocked_rank_layout();
 [[nodiscard]] TableLayout goodput_layout();
 [[nodiscard]] TableLayout training_rank_step_layout();
