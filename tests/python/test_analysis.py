@@ -75,6 +75,9 @@ def parse_schema(text):
         if heading:
             current = sections.setdefault(heading.group(1), {})
             continue
+        if line.startswith("#"):
+            current = None  # another heading: the files of runs end here (the sweep index follows)
+            continue
         if current is None or not line.startswith("|"):
             continue
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
@@ -93,8 +96,10 @@ def parse_schema(text):
     return sections
 
 
+# `lockstep diagnose` adds a table to a run's file afterwards: a "kind" of its own, so that the
+# files of plain runs are checked without it and a diagnosed file with it.
 RUN_KINDS = {"job runs": "job", "fabric runs": "fabric", "faulted runs": "faulted",
-             "nccl-tests runs": "nccl-tests"}
+             "nccl-tests runs": "nccl-tests", "lockstep diagnose": "diagnosed"}
 
 
 def parse_written_by(text):
@@ -283,7 +288,7 @@ class LoaderOnARealRun(unittest.TestCase):
         self.assertEqual(la.tables(self.path),
                          ["blocked_ranks", "defences", "flow_samples", "goodput", "messages",
                           "port_samples", "port_totals", "ports", "rank_memory", "rank_ops",
-                          "rank_steps", "steps"])
+                          "rank_placement", "rank_steps", "steps"])
         self.assertEqual(la.run_kind(self.path), "job")
 
     def test_every_table_loads_as_a_dataframe_with_columns_in_file_order(self):
@@ -296,7 +301,7 @@ class LoaderOnARealRun(unittest.TestCase):
                     self.assertEqual(len(df), f[name].shape[0])
 
     def test_an_unknown_table_raises_keyerror_naming_the_real_ones(self):
-        with self.assertRaisesRegex(KeyError, "rank_ops, rank_steps, steps"):
+        with self.assertRaisesRegex(KeyError, "rank_ops, rank_placement, rank_steps, steps"):
             la.load_table(self.path, "meta")
         with self.assertRaises(KeyError):
             la.load_table(self.path, "no_such_table")
@@ -326,6 +331,44 @@ class LoaderOnARealRun(unittest.TestCase):
         self.assertEqual(flops[0], flops[8])
         self.assertGreater(flops[192], flops[64])
         self.assertTrue((ops[ops["kind"] == "collective"]["bytes"] > 0).all())
+
+    def test_rank_ops_name_each_collective_and_transfer_alike_on_every_member(self):
+        ops = self.ops
+        shared = ops[ops["communicator"] != ""]
+        self.assertTrue((shared["group"] >= 0).all() and (shared["sequence"] >= 0).all())
+        self.assertTrue((ops[ops["communicator"] == ""][["group", "sequence"]] == -1).all(None))
+        # Ranks 0 and 8 are data-parallel peers: the same gradient collectives, the same ids.
+        def dp_ids(rank):
+            own = shared[(shared["rank"] == rank) & (shared["communicator"] == "dp")]
+            return list(zip(own["group"], own["sequence"], own["name"]))
+        self.assertTrue(dp_ids(0))
+        self.assertEqual(sorted(dp_ids(0)), sorted(dp_ids(8)))
+        # Rank 0 (stage 0) sends each micro-batch's activations to rank 64 (stage 1): one receive
+        # there with the same id, which ends after the send began.
+        sends = shared[(shared["rank"] == 0) & (shared["kind"] == "send")]
+        receives = shared[(shared["rank"] == 64) & (shared["kind"] == "recv") &
+                          (shared["name"] == "activations")]
+        pairs = sends.merge(receives, on=["group", "sequence"], suffixes=("_send", "_recv"))
+        self.assertEqual(len(pairs), len(sends))
+        self.assertTrue((pairs["end_ps_recv"] >= pairs["start_ps_send"]).all())
+        # What a rank waited in collectives and receives is its step's waiting, part for part.
+        first = self.rank_steps[self.rank_steps["step"] == 0].set_index("rank")
+        for rank in RECORDED_RANKS:
+            own = ops[ops["rank"] == rank]
+            tensor = own[own["communicator"].isin(["tp", "cp"])]["waited_ps"].sum()
+            bubble = own[own["kind"] == "recv"]["waited_ps"].sum()
+            self.assertEqual(tensor, first.loc[rank, "wait_for_others_ps"], f"rank {rank}")
+            self.assertEqual(bubble, first.loc[rank, "bubble_ps"], f"rank {rank}")
+        # GPU 3 runs at 92%: its tensor-parallel peer rank 0 waits for it in TP collectives.
+        self.assertGreater(first.loc[0, "wait_for_others_ps"], 0)
+
+    def test_rank_placement_puts_every_rank_on_its_gpu_and_node(self):
+        placement = la.load_table(self.path, "rank_placement")
+        self.assertEqual(list(placement["rank"]), list(range(RANKS)))
+        self.assertEqual(set(placement["attempt"]), {0})
+        # The worked example packs ranks in order onto 8-GPU servers.
+        self.assertEqual(list(placement["gpu"]), list(range(RANKS)))
+        self.assertEqual(list(placement["node"]), [rank // 8 for rank in range(RANKS)])
 
     def test_rank_steps_accounts_for_every_rank_in_every_step(self):
         rs = self.rank_steps
@@ -457,6 +500,16 @@ class WithSeconds(unittest.TestCase):
         self.assertEqual(la.PS_PER_SECOND, 10**12)
 
 
+class RunKind(unittest.TestCase):
+    def test_a_job_with_background_traffic_is_a_job_run(self):
+        with tempfile.TemporaryDirectory() as directory:
+            path = Path(directory) / "job_with_traffic.h5"
+            with h5py.File(path, "w") as f:
+                for table in ("flows", "steps"):
+                    f.create_dataset(table, data=np.zeros(1, dtype=[("start_ps", "<i8")]))
+            self.assertEqual(la.run_kind(path), "job")
+
+
 class SchemaDoc(unittest.TestCase):
     """The doc itself: parseable, every section assigned to the runs that write it."""
 
@@ -485,13 +538,15 @@ class SchemaDoc(unittest.TestCase):
         job = {name for name, kinds in self.written_by.items() if "job" in kinds}
         fabric = {name for name, kinds in self.written_by.items() if "fabric" in kinds}
         network = {"messages", "ports", "port_totals", "port_samples", "flow_samples"}
-        self.assertEqual(job, {"/meta", "rank_ops", "rank_steps", "steps", "rank_memory",
-                               "blocked_ranks", "goodput", "defences"} | network)
+        self.assertEqual(job, {"/meta", "rank_ops", "rank_placement", "rank_steps", "steps",
+                               "rank_memory", "blocked_ranks", "goodput", "defences"} | network)
         self.assertEqual(fabric, {"/meta", "flows"} | network)
         faulted = {name for name, kinds in self.written_by.items() if "faulted" in kinds}
         self.assertEqual(faulted, {"faults", "defences"})
         collectives = {name for name, kinds in self.written_by.items() if "nccl-tests" in kinds}
         self.assertEqual(collectives, {"/meta", "nccl_tests", "nccl_tests_ranks"})
+        diagnosed = {name for name, kinds in self.written_by.items() if "diagnosed" in kinds}
+        self.assertEqual(diagnosed, {"findings"})
 
     def test_the_written_by_parser_rejects_unknown_kinds_and_repeats(self):
         with self.assertRaisesRegex(ValueError, "unknown kind"):
@@ -612,6 +667,27 @@ class JobFileMatchesSchemaDoc(FileMatchesSchemaDoc, unittest.TestCase):
         return run_small(directory)[0]
 
 
+class DiagnosedJobFileMatchesSchemaDoc(FileMatchesSchemaDoc, unittest.TestCase):
+    """The small job run after `lockstep diagnose` (analysis/diagnose.py) added its findings."""
+
+    RUN_KINDS = ("job", "diagnosed")
+    STRING_IN_A_TABLE = "findings"
+
+    @staticmethod
+    def make_run(directory):
+        path = run_small(directory)[0]
+        result = subprocess.run(["/usr/bin/python3", str(SOURCE / "analysis" / "diagnose.py"),
+                                 str(path)], capture_output=True, text=True, timeout=60,
+                                env=dict(os.environ, PYTHONPATH=str(SOURCE / "analysis")))
+        if result.returncode != 0:
+            raise AssertionError(f"lockstep diagnose failed ({result.returncode}): "
+                                 f"{result.stderr}")
+        return path
+
+    def test_the_findings_table_has_rows(self):
+        self.assertGreater(len(la.load_table(self.path, "findings")), 0)
+
+
 class FabricFileMatchesSchemaDoc(FileMatchesSchemaDoc, unittest.TestCase):
     """The victim scenario samples, so every fabric table is written (flow_samples is empty: no
     DCQCN)."""
@@ -655,6 +731,31 @@ class FaultedJobFileMatchesSchemaDoc(FileMatchesSchemaDoc, unittest.TestCase):
                      "--set", "defences.watchdog.enabled=true",
                      "--set", "defences.watchdog.timeout=30s")
         return out
+
+
+class RestartedJob(unittest.TestCase):
+    """War story 5 made small: GPU 77 slows from step 1, the straggler detector drains its node (9)
+    and the job restarts on the spare, node 32."""
+
+    def test_the_restart_moves_the_drained_nodes_ranks_and_their_ops_carry_the_attempt(self):
+        with tempfile.TemporaryDirectory() as directory:
+            out = Path(directory) / "restarted.h5"
+            run_lockstep(out, SOURCE / "scenarios" / "war-stories" / "5_one_slow_gpu.yaml",
+                         "--set", "job.model.layers=8", "--set", "job.global_batch=32",
+                         "--set", "job.steps=8", "--set",
+                         "faults=[{kind: thermal, gpu: 77, step: 1, clock: 70%}]")
+            placement = la.load_table(out, "rank_placement")
+            ops = la.load_table(out, "rank_ops")
+            steps = la.load_table(out, "steps")
+        first = placement[placement["attempt"] == 0].set_index("rank")
+        second = placement[placement["attempt"] == 1].set_index("rank")
+        moved = first.index[first["node"] != second["node"]]
+        self.assertEqual(list(moved), list(range(72, 80)))  # GPU 77's node, ranks 72-79
+        self.assertEqual(set(second.loc[moved, "node"]), {32})
+        self.assertEqual(list(second.loc[moved, "gpu"] % 8), list(first.loc[moved, "gpu"] % 8))
+        self.assertEqual(set(placement["attempt"]), set(steps["attempt"]))
+        # The first step is recorded in each attempt that ran it.
+        self.assertEqual(set(ops["attempt"]), {0, 1})
 
 
 class FaultedRunSummary(unittest.TestCase):

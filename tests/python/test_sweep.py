@@ -6,6 +6,7 @@ OpenMPI (`mpirun`) for the MPI case.
 
 import filecmp
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -14,6 +15,7 @@ import time
 import unittest
 from pathlib import Path
 
+import h5py
 import lockstep_analysis as la
 
 BIN = os.environ["LOCKSTEP_BIN"]
@@ -30,6 +32,25 @@ vary:
   job.overlap_grad_reduce: [false, true]
   network.topology.link_rate: {{from: 200Gbps, to: 400Gbps, step: 100Gbps}}
 """
+
+
+def documented_index():
+    """{"points": [(column, type)], "/meta": [(dataset, type)]} from the schema doc's sweep index
+    section."""
+    text = (SOURCE / "analysis" / "hdf5_schema.md").read_text()
+    section = text[text.index("## Sweep index"):]
+    documented = {}
+    current = None
+    for line in section.splitlines()[1:]:
+        if line.startswith("## "):
+            break
+        heading = re.fullmatch(r"#### `([^`]+)`", line)
+        if heading:
+            current = documented.setdefault(heading.group(1), [])
+        elif current is not None and line.startswith("| `"):
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            current.append((cells[0].strip("`"), cells[1]))
+    return documented
 
 
 def sweep(*args, cwd, env=None, timeout=300):
@@ -94,6 +115,36 @@ class GridTest(SweepTestCase):
             self.assertGreater(times[0], times[-1])
         for overlapped, exposed in zip(by_rate["true"], by_rate["false"]):
             self.assertLess(overlapped, exposed)
+
+    def test_the_index_is_as_documented(self):
+        sweep_file = self.write("seeded.yaml", GRID.replace("vary:", "seeds: 2\nvary:"))
+        self.assert_exit(sweep(sweep_file, "-j", 2, "-o", "study", cwd=self.dir), 0)
+        documented = documented_index()
+        types = {"int64": "<i8", "float64": "<f8"}
+        with h5py.File(self.dir / "study" / "index.h5", "r") as f:
+            table = f["points"]
+            names = list(table.dtype.names)
+            parameters = ["job.overlap_grad_reduce", "network.topology.link_rate"]
+            self.assertEqual(names[1:3], parameters)
+            self.assertEqual([n for n in names if n not in parameters],
+                             [name for name, _ in documented["points"]])
+            for name, kind in documented["points"] + [(p, "string") for p in parameters]:
+                dtype = table.dtype[name]
+                if kind == "string":
+                    self.assertEqual(dtype.kind, "S", name)
+                else:
+                    self.assertEqual(dtype.str, types[kind], name)
+            self.assertEqual(table.chunks, (1024,))
+            self.assertEqual(table.compression, "gzip")
+            self.assertEqual(sorted(f["meta"]), sorted(name for name, _ in documented["/meta"]))
+            self.assertEqual(f["meta/kind"][()], b"sweep")
+            seen = []
+            f.visit(seen.append)
+            self.assertEqual(sorted(seen), sorted(["points", "meta"] +
+                                                  [f"meta/{n}" for n, _ in documented["/meta"]]))
+        index = la.load_table(self.dir / "study" / "index.h5", "points")
+        self.assertEqual(list(index.seed), [1, 2] * 6)
+        self.assertEqual(list(index.point), list(range(12)))
 
     def test_zip_seeds_and_factor_ranges_expand_as_written(self):
         sweep_file = self.write("zipped.yaml", f"""base: {QUICK}
