@@ -30,13 +30,15 @@ def run_kind(path):
 
     A job run (the scenario has `job`) writes `steps` and its siblings; a fabric run (`network` and
     `traffic`) writes `flows` and the network's tables; `lockstep nccl-tests` writes `nccl_tests`
-    (analysis/hdf5_schema.md, "Kinds of run"). Raises ValueError for a file with none of them.
+    (analysis/hdf5_schema.md, "Kinds of run"). A job with background traffic (war story 6) writes
+    both, and is a job run: its steps are what the run is about, the traffic what disturbs them.
+    Raises ValueError for a file with none of them.
     """
     names = set(tables(path))
-    if "flows" in names:
-        return "fabric"
     if "steps" in names:
         return "job"
+    if "flows" in names:
+        return "fabric"
     if "nccl_tests" in names:
         return "nccl-tests"
     raise ValueError(f"{path}: not a job run (no 'steps'), a fabric run (no 'flows') or an "
