@@ -180,6 +180,17 @@ Checked check_what_runs(const Scenario& s, const YAML::Node& root,
   return checked;
 }
 
+// The server preset's figures the scenario left to it, written out, so that the resolved scenario
+// holds every value the run used (a reader needs no table of presets to know 8 GPUs per server).
+void write_out_preset(std::optional<ServersConfig>& servers) {
+  if (!servers) return;
+  const std::optional<NodePreset> node = server_node(*servers);
+  if (!node) return;
+  servers->gpus = node->gpus;
+  servers->nvlink_bandwidth = node->nvlink_bandwidth;
+  servers->nvlink_latency = node->nvlink_hop_latency;
+}
+
 ScenarioLoad decode(YAML::Node root, const std::string& name,
                     const std::vector<Override>& overrides) {
   ScenarioLoad result;
@@ -195,6 +206,7 @@ ScenarioLoad decode(YAML::Node root, const std::string& name,
   Checked checked =
       check_what_runs(scenario, root, std::filesystem::path(name).parent_path(), context);
   if (!result.diagnostics.empty()) return result;
+  write_out_preset(scenario.servers);
   YAML::Emitter emitter;
   scenario_schema().encode(scenario, emitter);
   result.loaded = LoadedScenario{std::move(scenario), std::string(emitter.c_str()) + "\n",

@@ -310,6 +310,10 @@ TEST_CASE("--set reaches a job's keys, and a resolved job decodes to itself") {
   REQUIRE(second.loaded);
   CHECK(second.loaded->resolved_yaml == first.loaded->resolved_yaml);
   CHECK(second.loaded->scenario.job->placement_gpus[0] == 3);
+  // The preset's figures are written out: a reader of the resolved scenario needs no presets.
+  CHECK(first.loaded->resolved_yaml.find(
+            "servers:\n  preset: dgx-h100\n  gpus: 8\n  nvlink_bandwidth: 2966.4Gbps\n  "
+            "nvlink_latency: 300ns\n") != std::string::npos);
 }
 
 TEST_CASE("a key given twice in one mapping is an error naming both places") {
