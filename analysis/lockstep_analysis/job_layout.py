@@ -5,15 +5,11 @@ The run file names ranks, GPUs (blocked_ranks) and fabric endpoints (messages, p
 map between them: the simulator derives it from `job.parallelism` and `job.placement`, and so does
 this, with the rules of models/training/rank_layout.hpp. A diagnosis needs it to turn "rank 21 is
 late" into "GPU 21's NIC on server 2", and to see a tensor-parallel group that spans servers.
-Placement after a restart (a drained server replaced by a spare) is not in the file; this is the
-placement the job started with.
+This is the placement the job started with; a restart onto spare servers moves ranks, as the
+file's `rank_placement` table records.
 """
 
 import numpy as np
-
-# GPUs per server of each `servers.preset` (models/node/node_preset.cpp): the resolved scenario
-# names the preset but leaves `servers.gpus` out when it is the preset's.
-_GPUS_PER_PRESET = {"dgx-a100": 8, "dgx-h100": 8, "dgx-h200": 8}
 
 # Megatron's spelling in `job.parallelism.order`, and the key of each size in `job.parallelism`.
 _DIMENSIONS = {"tp": "tensor", "cp": "context", "ep": "expert", "dp": "data", "pp": "pipeline"}
@@ -64,7 +60,7 @@ def gpus_per_node(scenario):
     servers = scenario.get("servers")
     if not servers:
         return 1
-    return int(servers.get("gpus") or _GPUS_PER_PRESET[servers.get("preset", "dgx-h100")])
+    return int(servers["gpus"])  # the resolved scenario writes out the preset's
 
 
 def _strides(order, sizes):
