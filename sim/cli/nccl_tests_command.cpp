@@ -14,6 +14,8 @@
 // iterations follow warm-up. NCCL's algorithm and protocol come from --algo/--proto or
 // NCCL_ALGO/NCCL_PROTO (NCCL's list syntax); among those allowed, each size runs with every pair
 // and reports the fastest, the choice NCCL's tuner aims for.
+#include <unistd.h>
+
 #include <boost/program_options.hpp>
 #include <cstdlib>
 #include <iostream>
@@ -24,6 +26,7 @@
 #include "models/collective/communicator.hpp"
 #include "models/collective/nccl_choice.hpp"
 #include "models/collective/nccl_tests.hpp"
+#include "models/fabric/topology.hpp"
 #include "models/node/node_preset.hpp"
 #include "models/transport/network_config.hpp"
 #include "sim/cli/checked_inputs.hpp"
@@ -113,13 +116,24 @@ std::string option_or_environment(const std::string& option, const char* variabl
   return value == nullptr ? "" : value;
 }
 
+// NCCL's MAXCHANNELS: the rings a collective is split over at most.
+constexpr std::int32_t kMostChannels = 64;
+// The largest NVLink domain built (NVL576): a server of more GPUs is a typo, and would cost
+// minutes a size for a ring per GPU over every GPU.
+constexpr std::int32_t kMostGpusPerNode = 576;
+
+// A rail switch of cluster_scenario's fabric has a port per server and as many uplinks.
+std::int64_t rail_switch_ports(std::int64_t nodes, std::int64_t gpus) {
+  return nodes + gpus * ((nodes + gpus - 1) / gpus);
+}
+
 // `nodes` servers of the preset on a rail-optimized fabric: one rail per GPU, a spine per rail and
 // as many uplinks per rail switch as it has NICs (rounded up to a multiple of the spines), so that
 // NICs on different rails reach each other without oversubscription. NCCL's 4096 B MTU.
 std::string cluster_scenario(std::int64_t nodes, const NodePreset& preset, std::uint64_t seed,
                              const std::string& model) {
   const std::int64_t gpus = preset.gpus;
-  const std::int64_t uplinks = gpus * ((nodes + gpus - 1) / gpus);
+  const std::int64_t uplinks = rail_switch_ports(nodes, gpus) - nodes;
   return "simulation:\n  seed: " + std::to_string(seed) + "\nnetwork:\n  model: " + model +
          "\n  topology:\n    kind: rail_optimized\n    link_rate: " +
          std::to_string(preset.nic_rate.bps()) +
@@ -146,13 +160,15 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   std::int32_t channels = 0;
   std::int64_t nodes = 0;
   std::int32_t gpus_per_node = 0;
-  options.add_options()("help,h", "show this help")(
+  bool quiet = false;
+  options.add_options()("help,h", "show this help")("quiet,q", po::bool_switch(&quiet),
+                                                    "no progress line")(
       "minbytes,b", po::value(&min_text), "smallest size, bytes with K, M or G (default 32M)")(
       "maxbytes,e", po::value(&max_text), "largest size (default 32M)")(
       "stepfactor,f", po::value(&factor), "multiply the size by this from one row to the next (2)")(
       "channels", po::value(&channels),
-      "rings the data is split over, one queue pair each (default: GPUs per node, or 1)")(
-      "nodes", po::value(&nodes), "run on this many GPU servers instead of a scenario")(
+      "rings the data is split over, one queue pair each (default: GPUs per node, at most 64, "
+      "or 1)")("nodes", po::value(&nodes), "run on this many GPU servers instead of a scenario")(
       "ranks", po::value(&rank_list),
       "run on these ranks only, a communicator such as a TP group: 0-3,8-11 (default: all); "
       "NCCL lays it out by node, nodes in the order listed")(
@@ -233,8 +249,22 @@ int nccl_tests_command(const std::vector<std::string>& args) {
     problems.push_back("--channels must be at least 1");
   if (!preset) problems.push_back("--preset " + preset_name + ": not a preset");
   if (on_servers && nodes < 1) problems.push_back("--nodes must be at least 1");
-  if (vm.count("gpus-per-node") != 0 && gpus_per_node < 1) {
-    problems.push_back("--gpus-per-node must be at least 1");
+  if (vm.count("gpus-per-node") != 0 && (gpus_per_node < 1 || gpus_per_node > kMostGpusPerNode)) {
+    problems.push_back("--gpus-per-node must be from 1 to " + std::to_string(kMostGpusPerNode) +
+                       " (NVL576, the largest NVLink domain)");
+  }
+  if (on_servers && preset && nodes > 1) {
+    const std::int64_t gpus = vm.count("gpus-per-node") != 0 ? gpus_per_node : preset->gpus;
+    const std::int64_t ports = rail_switch_ports(nodes, std::max<std::int64_t>(gpus, 1));
+    if (ports > kMaxPortsPerNode) {
+      problems.push_back("--nodes " + std::to_string(nodes) +
+                         ": too many servers for one rail-optimized fabric: each rail switch "
+                         "would need " +
+                         std::to_string(ports) +
+                         " ports (one per server and as many uplinks), "
+                         "more than " +
+                         std::to_string(kMaxPortsPerNode));
+    }
   }
   const std::optional<std::vector<std::int32_t>> communicator =
       rank_list.empty() ? std::vector<std::int32_t>{} : parse_rank_list(rank_list);
@@ -251,7 +281,9 @@ int nccl_tests_command(const std::vector<std::string>& args) {
     problems.push_back("protocol " + proto_text + ": LL, LL128, Simple, a list or ^list");
   }
 
-  if (channels > 64) problems.push_back("--channels: at most 64, as in NCCL");
+  if (channels > kMostChannels) {
+    problems.push_back("--channels: at most " + std::to_string(kMostChannels) + ", as in NCCL");
+  }
   if (!problems.empty()) {
     for (const std::string& p : problems) std::cerr << "lockstep nccl-tests: " << p << "\n";
     return exit_code::kBadInput;
@@ -330,7 +362,7 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   const HostsConfig& hosts = setup.cluster.hosts;
   const std::optional<NodePreset>& servers = setup.cluster.servers;
   setup.communicator = *communicator;
-  setup.channels = channels > 0 ? channels : (servers ? servers->gpus : 1);
+  setup.channels = channels > 0 ? channels : (servers ? std::min(servers->gpus, kMostChannels) : 1);
   const Routing routing(*loaded->topology);
   const std::int32_t cluster_ranks = loaded->topology->endpoint_count();
   CommunicatorLayout layout;
@@ -381,8 +413,15 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   {
     Table<ResultRow> results(file, result_layout());
     Table<RankRow> rank_results(file, rank_layout());
-    for (const Bytes requested : nccl_tests::size_sweep(*min, *max, factor)) {
-      const nccl_tests::Shape shape = nccl_tests::shape(*op, requested, ranks);
+    const std::vector<Bytes> sizes = nccl_tests::size_sweep(*min, *max, factor);
+    // A size can take minutes on a large machine: say which one is running until its row prints.
+    const bool show_progress = !quiet && isatty(STDERR_FILENO) != 0;
+    for (std::size_t index = 0; index < sizes.size(); ++index) {
+      const nccl_tests::Shape shape = nccl_tests::shape(*op, sizes[index], ranks);
+      if (show_progress) {
+        std::cerr << "\rlockstep nccl-tests: timing " << format(shape.size) << ", size "
+                  << index + 1 << " of " << sizes.size() << " ..." << std::flush;
+      }
       std::optional<FastestCollective> fastest;
       try {
         fastest = time_fastest(setup, routing, *op, shape.size, pairs, interrupt_requested);
@@ -403,6 +442,7 @@ int nccl_tests_command(const std::vector<std::string>& args) {
         rank_results.append(RankRow{rows, shape.size.count(), timed->ranks[i], times.sent.ps(),
                                     times.received.ps()});
       }
+      if (show_progress) std::cerr << "\r\033[K" << std::flush;
       const double factor_of_op = bus_bandwidth_factor(*op, ranks);
       // The fabric carries the same bytes in place and out of place: one time for both halves.
       std::cout << nccl_tests::row(*op, shape, ranks, timed->time, timed->time) << std::endl;

@@ -353,6 +353,22 @@ class Hardening(CliTestCase):
         until = lockstep("nccl-tests", "all_reduce", "--nodes", "1", "--until", "1s")
         self.assert_exit(until, 2)
         self.assertIn("--until: nccl-tests runs every size to its end", until.stderr)
+        # The generated fabric's limit, named as the option that reached it, not as a place in a
+        # file the user never saw.
+        huge = lockstep("nccl-tests", "all_reduce", "--nodes", "100000")
+        self.assert_exit(huge, 2)
+        self.assertEqual(huge.stderr.strip(),
+                         "lockstep nccl-tests: --nodes 100000: too many servers for one "
+                         "rail-optimized fabric: each rail switch would need 200000 ports (one per "
+                         "server and as many uplinks), more than 65535")
+        wide = lockstep("nccl-tests", "all_reduce", "--nodes", "1", "--gpus-per-node", "1000")
+        self.assert_exit(wide, 2)
+        self.assertIn("--gpus-per-node must be from 1 to 576", wide.stderr)
+        # -q is taken (it silences the progress line a terminal would show).
+        quiet = lockstep("nccl-tests", "all_reduce", "--nodes", "1", "-b", "1M", "-e", "1M", "-q",
+                         "-o", self.dir / "quiet.h5")
+        self.assert_exit(quiet, 0)
+        self.assertEqual(quiet.stderr, "")
 
     def test_a_key_given_twice_is_refused_at_the_repeat(self):
         scenario = self.dir / "twice.yaml"
