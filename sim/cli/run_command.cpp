@@ -8,6 +8,7 @@
 #include <optional>
 #include <sstream>
 
+#include "models/transport/network_footprint.hpp"
 #include "sim/cli/checked_inputs.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/interrupt.hpp"
@@ -26,6 +27,25 @@ std::string outcome_name(const RunSummary& summary) {
   if (summary.outcome == RunOutcome::kReachedLimit) return "reached_until";
   if (!summary.job_outcome.empty()) return summary.job_outcome;
   return summary.stalled ? "stalled" : "completed";
+}
+
+// A network that takes long to build or much memory is announced before the wait, with what to
+// change, rather than leaving a silent terminal for a minute.
+void announce_heavy_network(const LoadedScenario& loaded) {
+  constexpr double kNoticeableSeconds = 10;
+  constexpr std::int64_t kNoticeableBytes = std::int64_t{2} << 30;
+  if (!loaded.topology) return;
+  const NetworkFootprint footprint =
+      network_footprint(*loaded.topology, loaded.scenario.network->model);
+  if (footprint.setup_seconds < kNoticeableSeconds && footprint.memory.count() < kNoticeableBytes)
+    return;
+  std::cerr << "lockstep run: a network of " << footprint.ports << " ports: about "
+            << static_cast<std::int64_t>(footprint.setup_seconds) << " s to build and "
+            << footprint.memory.count() / 1'000'000 << " MB before the first event"
+            << (loaded.scenario.network->model == NetworkModel::kPacket
+                    ? " (network.model: flow needs a third of the memory)"
+                    : "")
+            << "\n";
 }
 
 std::filesystem::path default_output(const std::filesystem::path& scenario) {
@@ -71,6 +91,7 @@ int run_command(const std::vector<std::string>& args) {
               << scenario_path.string() << "` runs collectives on it)\n";
     return exit_code::kBadInput;
   }
+  announce_heavy_network(*load);
   const std::filesystem::path output =
       output_path.empty() ? default_output(scenario_path) : std::filesystem::path(output_path);
   if (!output_writable("run", output)) return exit_code::kBadInput;

@@ -202,7 +202,10 @@ Schema<NetworkConfig> network_schema() {
       .section("switches", &NetworkConfig::switches, switch_schema(), "every switch's behaviour")
       .section("transport", &NetworkConfig::transport, transport_schema(), "the endpoints' RDMA")
       .value("sample_period", &NetworkConfig::sample_period, std::nullopt,
-             "record port and flow counters this often (default: totals only)", above(Duration()))
+             "record port and flow counters this often, at least 100ns: finer than a packet's "
+             "time on the wire shows nothing more, and every sample writes a row per busy port "
+             "(default: totals only)",
+             at_least(Duration::ns(100)))
       .list("link_events", &NetworkConfig::link_events, link_event_schema(),
             "cable rate changes, failures and repairs during the run");
   return s;

@@ -10,6 +10,7 @@
 
 #include "models/training/training_job.hpp"
 #include "models/transport/link_events.hpp"
+#include "models/transport/network_footprint.hpp"
 #include "models/transport/packet_network.hpp"
 #include "sim/scenario/duplicate_keys.hpp"
 #include "sim/scenario/fault_schema.hpp"
@@ -29,7 +30,11 @@ Schema<SimulationConfig> simulation_schema() {
   s.value("seed", &SimulationConfig::seed, "1",
           "master seed; every random stream derives from it (--seed overrides)")
       .value("until", &SimulationConfig::until, std::nullopt,
-             "stop at this simulated time even if work remains (--until overrides)");
+             "stop at this simulated time even if work remains (--until overrides)")
+      .value("memory_limit", &SimulationConfig::memory_limit, std::nullopt,
+             "refuse a scenario whose network and traffic would need more memory than this "
+             "(default: the machine's physical memory; set it higher to run one anyway)",
+             above(Bytes(0)));
   return s;
 }
 
@@ -98,10 +103,36 @@ void check_machines(const Scenario& s, std::int32_t endpoints,
   }
 }
 
-// What this machine has: a scenario that needs more is refused rather than left to fail mid-way.
-std::int64_t physical_memory_bytes() {
+// What this machine has, or what the scenario allows itself: a scenario that needs more is refused
+// rather than left to fail mid-way.
+std::int64_t memory_limit_bytes(const SimulationConfig& simulation) {
+  if (simulation.memory_limit) return simulation.memory_limit->count();
   return static_cast<std::int64_t>(sysconf(_SC_PHYS_PAGES)) *
          static_cast<std::int64_t>(sysconf(_SC_PAGE_SIZE));
+}
+
+std::string gigabytes(std::int64_t bytes) {
+  std::ostringstream text;
+  text.precision(3);
+  text << static_cast<double>(bytes) * 1e-9 << " GB";
+  return text.str();
+}
+
+void check_footprint(const Scenario& s, const Topology& topology,
+                     const Schema<Scenario>::Checker& report) {
+  const NetworkFootprint footprint = network_footprint(topology, s.network->model);
+  const std::int64_t limit = memory_limit_bytes(s.simulation);
+  if (footprint.memory.count() <= limit) return;
+  report.error("network", "its " + std::to_string(footprint.ports) + " ports need about " +
+                              gigabytes(footprint.memory.count()) + " at " +
+                              (s.network->model == NetworkModel::kPacket ? "packet" : "flow") +
+                              " level, more than the " + gigabytes(limit) +
+                              (s.simulation.memory_limit ? " of simulation.memory_limit"
+                                                         : " of memory this machine has") +
+                              (s.network->model == NetworkModel::kPacket
+                                   ? ": try network.model: flow (a third of it), or "
+                                   : ": ") +
+                              "set simulation.memory_limit higher to run it anyway");
 }
 
 // The fabric, built once: the run uses the same one. Empty (and reported) when it cannot be built.
@@ -163,9 +194,10 @@ Checked check_what_runs(const Scenario& s, const YAML::Node& root,
   const std::int32_t endpoints = checked.topology->endpoint_count();
   check_machines(s, endpoints, report);
   check_fault_targets(s, *checked.topology, report);
+  check_footprint(s, *checked.topology, report);
   if (!s.traffic) return checked;
   const std::vector<TrafficProblem> problems =
-      traffic_problems(*s.traffic, endpoints, physical_memory_bytes());
+      traffic_problems(*s.traffic, endpoints, memory_limit_bytes(s.simulation));
   for (const TrafficProblem& p : problems) report.error("traffic." + p.key, p.message);
   if (!problems.empty()) return checked;
   try {

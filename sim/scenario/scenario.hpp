@@ -27,6 +27,7 @@ namespace lockstep {
 struct SimulationConfig {
   std::uint64_t seed = 0;
   std::optional<Duration> until;
+  std::optional<Bytes> memory_limit;  // default: the machine's physical memory
 };
 
 // What a run simulates: a training job on the cluster, traffic on its network, or both.

@@ -240,6 +240,26 @@ class Hardening(CliTestCase):
                          f"lockstep: cannot write '{out}': File too large; nothing was written")
         self.assertEqual(list(self.dir.iterdir()), [])
 
+    def test_heavy_inputs_are_refused_at_validation_with_what_they_would_need(self):
+        # A k=64 fat tree at packet level: 393,216 ports, about 0.5 GB before the first event.
+        fabric = self.write_scenario(
+            "network:\n  model: packet\n  topology: {kind: fat_tree, link_rate: 100Gbps, "
+            "fat_tree: {k: 64}}\ntraffic:\n  flows: [{source: 0, destination: 1, size: 1KB}]\n")
+        fits = lockstep("validate", fabric)
+        self.assert_exit(fits, 0)
+        tight = lockstep("validate", fabric, "--set", "simulation.memory_limit=200MB")
+        self.assert_exit(tight, 2)
+        self.assertIn(f"{fabric}:2:3: network: its 393216 ports need about 0.499 GB at packet "
+                      "level, more than the 0.2 GB of simulation.memory_limit: try network.model: "
+                      "flow", tight.stderr)
+        flow = lockstep("validate", fabric, "--set", "simulation.memory_limit=200MB",
+                        "--set", "network.model=flow")
+        self.assert_exit(flow, 0)
+        # A sample every picosecond would write a row per busy port for every one of them.
+        sampled = lockstep("validate", VICTIM, "--set", "network.sample_period=1ps")
+        self.assert_exit(sampled, 2)
+        self.assertIn("network.sample_period: must be at least 100ns", sampled.stderr)
+
     def test_a_run_past_the_clock_is_bad_input_not_a_broken_invariant(self):
         # At 1 b/s the first collective of the worked example takes millennia: the clock
         # overflows, which used to wrap to the past and end as "event scheduled in the past".
