@@ -202,21 +202,24 @@ void PacketNetwork::sample() {
     for_each_port([&](NodeId, const EgressPort&) { last_sampled_.emplace_back(); });
   }
   for_each_port([&](NodeId node, const EgressPort& port) {
-    PortCounters& before = last_sampled_[index++];
+    SampledPort& before = last_sampled_[index++];
     const PortCounters totals = port.counters();
     for (int c = 0; c < kTrafficClasses; ++c) {
-      const ClassCounters& counters = totals.classes[static_cast<std::size_t>(c)];
+      const auto cls = static_cast<std::size_t>(c);
+      const ClassCounters& counters = totals.classes[cls];
       const std::int64_t queue = port.queue_bytes(c);
-      if (queue == 0 && !port.paused(c) &&
-          !counters_moved(counters, before.classes[static_cast<std::size_t>(c)])) {
+      const Duration paused = port.paused_time(c);
+      // A pause that began and expired between two samples moves no counter but paused time.
+      if (queue == 0 && !port.paused(c) && paused == before.paused[cls] &&
+          !counters_moved(counters, before.counters.classes[cls])) {
         continue;
       }
-      tables_.port_samples.append(
-          PortSampleRow{now.ps(), node, port.index(), c, queue, counters.bytes_sent,
-                        counters.ecn_marked, counters.pauses_sent, counters.pauses_received,
-                        port.paused_time(c).ps(), counters.dropped_packets});
+      tables_.port_samples.append(PortSampleRow{
+          now.ps(), node, port.index(), c, queue, counters.bytes_sent, counters.ecn_marked,
+          counters.pauses_sent, counters.pauses_received, paused.ps(), counters.dropped_packets});
+      before.paused[cls] = paused;
     }
-    before = totals;
+    before.counters = totals;
   });
   for (const QueuePair& flow : flows_) {
     if (flow.messages.empty() || !flow.reaction_point) continue;

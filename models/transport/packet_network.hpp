@@ -7,6 +7,7 @@
 // per flow its DCQCN rate over time.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -145,7 +146,12 @@ class PacketNetwork final : public Network, public FabricControl, public Message
   std::uint64_t next_message_ = 0;
 
   NetworkTables tables_;
-  std::vector<PortCounters> last_sampled_;  // per port, in for_each_port order
+  // Per port, in for_each_port order: the counters and each class's paused time at the last sample.
+  struct SampledPort {
+    PortCounters counters;
+    std::array<Duration, kTrafficClasses> paused;
+  };
+  std::vector<SampledPort> last_sampled_;
 };
 
 }  // namespace lockstep

@@ -1019,7 +1019,7 @@ class FabricVictimRun(unittest.TestCase):
         self.assertTrue((s["paused_ps"] <= s["time_ps"]).all())
         counters = ["bytes_sent", "ecn_marked", "pauses_sent", "pauses_received", "paused_ps",
                     "dropped_packets"]
-        moved = ["bytes_sent", "ecn_marked", "pauses_sent", "pauses_received", "dropped_packets"]
+        moved = counters
         totals = self.totals.set_index(["node", "port", "traffic_class"])
         for key, group in s.sort_values("time_ps").groupby(["node", "port", "traffic_class"]):
             with self.subTest(port=key):
@@ -1028,10 +1028,14 @@ class FabricVictimRun(unittest.TestCase):
                     self.assertLessEqual(int(group[column].iloc[-1]), int(totals.loc[key, column]))
                 self.assertLessEqual(int(group["queue_bytes"].max()),
                                      int(totals.loc[key, "max_queue_bytes"]))
-                # A row is written only for a non-empty queue or counters that moved.
+                # A row is written only for a non-empty queue or counters that moved (a paused
+                # port's paused time moves), and for every sample at which paused time grew: no
+                # row holds more of it than one period's.
                 previous = group[moved].shift(fill_value=0)
                 changed = (group[moved] != previous).any(axis=1)
                 self.assertTrue(((group["queue_bytes"] > 0) | changed).all())
+                self.assertLessEqual(int(group["paused_ps"].diff().max(skipna=True) or 0),
+                                     VICTIM_PERIOD_PS)
 
     def test_no_port_sends_faster_than_its_link_between_samples(self):
         for row in self.totals.itertuples():

@@ -28,10 +28,6 @@ def rdma_class(path):
 def paused_share(path, traffic_class):
     """Per sample period (rows: its end, `time_ps`) and paused port (columns: (node, port)), the
     share of the period the port could not send `traffic_class`, from 0 to 1.
-
-    A port with an empty queue gets no sample row even while its paused time grows
-    (analysis/hdf5_schema.md), so that time shows in the period of its next row; the share is capped
-    at 1 there rather than spread over periods it cannot be placed in.
     """
     samples = require_table(path, "port_samples", "pfc", SAMPLED)
     samples = samples[samples["traffic_class"] == traffic_class]
@@ -44,7 +40,7 @@ def paused_share(path, traffic_class):
                            columns=list(zip(paused_ports["node"], paused_ports["port"])))
                   .ffill().fillna(0))
     per_period = cumulative.diff().fillna(cumulative.iloc[:1])
-    return (per_period / period).clip(0, 1)
+    return per_period / period
 
 
 @styled
