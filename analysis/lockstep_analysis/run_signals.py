@@ -68,7 +68,18 @@ class RunSignals:
 
     @cached_property
     def _rank_on_gpu(self):
+        # Every placement the job had: a restart puts the ranks of a drained server on a spare.
+        if "rank_placement" in self.tables:
+            placement = self.table("rank_placement")
+            return dict(zip(placement["gpu"].tolist(), placement["rank"].tolist()))
         return self.layout.rank_of_gpu() if self.layout is not None else {}
+
+    @cached_property
+    def last_gpu_of_rank(self):
+        """Each rank's GPU as the job's last attempt placed it (numpy array indexed by rank)."""
+        placement = self.table("rank_placement")
+        last = placement[placement["attempt"] == placement["attempt"].max()].sort_values("rank")
+        return last["gpu"].to_numpy()
 
     def rank_on(self, gpu):
         """The job rank on a GPU (behind a NIC), or None when the job does not use it."""

@@ -71,13 +71,12 @@ def _time_not_on_steps(run):
 
 def _blocked(run, outcome):
     blocked = run.table("blocked_ranks")
-    layout = run.layout
     failed = blocked[blocked["waiting_in"] == "failed GPU"]
     waiting = blocked[blocked["waiting_in"] != "failed GPU"]
     awaited = {int(r) for text in waiting["never_arrived"] for r in text.split()}
     culprits = sorted(set(failed["rank"]) | (awaited - set(waiting["rank"])))
     gpu_of = dict(zip(failed["rank"], failed["gpu"]))
-    gpus = [int(gpu_of.get(r, layout.gpu[r])) for r in culprits]
+    gpus = [int(gpu_of.get(r, run.last_gpu_of_rank[r])) for r in culprits]
     servers = sorted({run.server(g) for g in gpus})
     waits = "; ".join(
         f"{len(group)} in {what} for "
