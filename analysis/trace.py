@@ -34,8 +34,9 @@ Tracks, in this order (a track with children folds open):
     defences                  each action of a defence, an instant
   fabric
     leaf1 port 8 (to NIC 24)  a port's counters (port_samples): its queue, the utilization of its
-                              link, and, where not all 0, its ECN marks, PFC pauses received and
-                              sent, and drops per sample period
+                              link, and, where not all 0, the share of each sample period it was
+                              paused, its ECN marks, PFC pauses received and sent, and drops per
+                              sample period
 
 A rank has a track for each GPU it ran on: a restart that replaces a drained server moves its ranks
 to a spare, and their later attempts go on new tracks under the spare. So a server's tracks hold
@@ -507,8 +508,8 @@ def add_fabric(tracks, samples, ports, names, period_ps, period_text, run_end_ps
     """Counter tracks of the chosen ports (module docstring) and their values: (track uuids, times
     in ns, values) of every value, and how many ports.
 
-    `port_samples` has a row for a port only when its queue was not empty or a counter moved since
-    the previous sample (analysis/hdf5_schema.md): a missing row is an empty queue and counters
+    `port_samples` has a row for a port only when its queue was not empty, it was paused, or a
+    counter moved since the previous sample (analysis/hdf5_schema.md): a missing row is an empty queue and counters
     that stood still. So a row's increase over the port's previous row all happened in the period
     that ends at the row: a count or utilization is drawn from the start of that period, and falls
     back to 0 (the queue too) at the first sample without a row."""
@@ -519,7 +520,7 @@ def add_fabric(tracks, samples, ports, names, period_ps, period_text, run_end_ps
     ids = samples.loc[first, key].reset_index(drop=True)
     time, queue = samples["time_ps"].to_numpy(), samples["queue_bytes"].to_numpy()
     grown = {column: np.where(first, samples[column], samples[column].diff()).astype(np.int64)
-             for column in ["bytes_sent", *(column for column, _ in EVENT_COUNTERS)]}
+             for column in ["bytes_sent", "paused_ps", *(column for column, _ in EVENT_COUNTERS)]}
     followed = ~np.append(first[1:], True) & (np.append(time[1:], -1) == time + period_ps)
     idle_after = ~followed & (time + period_ps <= run_end_ps)
     shown = (time >= window[0]) & (time <= window[1])
@@ -527,13 +528,15 @@ def add_fabric(tracks, samples, ports, names, period_ps, period_text, run_end_ps
     def ports_where(rows):
         return np.bincount(port[rows], minlength=len(ids)) > 0
 
-    congested = (queue > 0) | np.any([grown[column] > 0 for column, _ in EVENT_COUNTERS], axis=0)
+    congested = ((queue > 0) | (grown["paused_ps"] > 0)
+                 | np.any([grown[column] > 0 for column, _ in EVENT_COUNTERS], axis=0))
     chosen = np.flatnonzero(ports_where(shown & congested if choice == "congested" else shown))
     if not len(chosen):
         return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0), 0
     wiring = ids.merge(ports, on=["node", "port"], how="left", validate="many_to_one")
     several_classes = ids["traffic_class"].nunique() > 1
-    counted = {column: ports_where(shown & (grown[column] > 0)) for column, _ in EVENT_COUNTERS}
+    counted = {column: ports_where(shown & (grown[column] > 0))
+               for column in ["paused_ps", *(column for column, _ in EVENT_COUNTERS)]}
     uuids = {name: np.zeros(len(ids), dtype=np.int64)
              for name in ["queue", "utilization", *counted]}
     root = tracks.add("fabric", order_rank=2, order_children=True)
@@ -546,7 +549,11 @@ def add_fabric(tracks, samples, ports, names, period_ps, period_text, run_end_ps
         uuids["queue"][p] = tracks.add("queue", group, 0, counter_unit=pf.UNIT_SIZE_BYTES)
         uuids["utilization"][p] = tracks.add(f"utilization (% of {_rate(cable['rate_bps'])})",
                                              group, 1, counter_unit_name="%")
-        for rank, (column, title) in enumerate(EVENT_COUNTERS, start=2):
+        # The share of each period the port could not send: the pause storm's own measure.
+        if counted["paused_ps"][p]:
+            uuids["paused_ps"][p] = tracks.add(f"paused (% of each {period_text})", group, 2,
+                                               counter_unit_name="%")
+        for rank, (column, title) in enumerate(EVENT_COUNTERS, start=3):
             if counted[column][p]:
                 uuids[column][p] = tracks.add(f"{title} per {period_text}", group, rank,
                                               counter_unit_name=f"per {period_text}")
@@ -562,6 +569,7 @@ def add_fabric(tracks, samples, ports, names, period_ps, period_text, run_end_ps
     draw("queue", shown & idle_after & (time + period_ps <= window[1]), time + period_ps, zeros)
     utilization = grown["bytes_sent"] * 8 / (period_ps / 1e12) / wiring["rate_bps"].to_numpy()[port]
     for name, per_period in [("utilization", utilization * 100),
+                             ("paused_ps", grown["paused_ps"] / period_ps * 100),
                              *((column, grown[column]) for column, _ in EVENT_COUNTERS)]:
         draw(name, shown, time - period_ps, per_period)
         draw(name, shown & idle_after, time, zeros)

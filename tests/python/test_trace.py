@@ -194,15 +194,16 @@ def expected_waits(ops):
 
 
 def expected_counters(samples, period_ps, end_ps):
-    """Per congested (node, port): the queue and per-period counts as Perfetto should draw them.
-    A row is a sample where something moved; a missing row means an empty queue and counters that
-    stood still, so each row's increase happened in the period ending at it."""
+    """Per congested (node, port): the queue, the paused share of each period (%) and per-period
+    counts as Perfetto should draw them. A row is a sample where something moved; a missing row
+    means an empty queue and counters that stood still, so each row's increase happened in the
+    period ending at it."""
     series = {}
     for (node, port, _), rows in samples.groupby(["node", "port", "traffic_class"]):
         rows = rows.sort_values("time_ps")
         times = list(rows["time_ps"])
-        queue, counts = [], {column: [] for column in COUNTED}
-        previous = {column: 0 for column in COUNTED}
+        queue, counts = [], {column: [] for column in [*COUNTED, "paused_ps"]}
+        previous = {column: 0 for column in counts}
         for i, row in enumerate(rows.itertuples()):
             t = row.time_ps
             idle_after = (i + 1 == len(times) or times[i + 1] != t + period_ps) \
@@ -210,9 +211,10 @@ def expected_counters(samples, period_ps, end_ps):
             queue.append((t // PS_PER_NS, row.queue_bytes))
             if idle_after:
                 queue.append(((t + period_ps) // PS_PER_NS, 0))
-            for column in COUNTED:
+            for column in counts:
+                grown = getattr(row, column) - previous[column]
                 counts[column].append(((t - period_ps) // PS_PER_NS,
-                                       getattr(row, column) - previous[column]))
+                                       grown / period_ps * 100 if column == "paused_ps" else grown))
                 if idle_after:
                     counts[column].append((t // PS_PER_NS, 0))
                 previous[column] = getattr(row, column)
@@ -308,8 +310,10 @@ class TraceOfAFaultedRun(unittest.TestCase):
         groups = FULL.children(FULL.roots["fabric"])
         self.assertEqual(len(groups), len(expected))
         self.assertTrue(any(series["pauses_received"] for series in expected.values()))
+        self.assertTrue(any(series["paused_ps"] for series in expected.values()))
         titles = {"ecn_marked": "ECN marks", "pauses_received": "PFC pauses received",
-                  "pauses_sent": "PFC pauses sent", "dropped_packets": "drops"}
+                  "pauses_sent": "PFC pauses sent", "dropped_packets": "drops",
+                  "paused_ps": "paused"}
         for (node, port), series in expected.items():
             name, = (n for n in groups if n.startswith(names.port(node, port) + " (to "))
             counters = {n.split(" per ")[0].split(" (")[0]: FULL.counters.get(uuid, [])
