@@ -8,7 +8,6 @@
 
 #include "sim/cli/commands.hpp"
 #include "sim/cli/interrupt.hpp"
-#include "sim/output/hdf5_output.hpp"
 #include "sim/sweep/mpi_sweep.hpp"
 #include "sim/sweep/sweep_directory.hpp"
 #include "sim/sweep/sweep_index.hpp"
@@ -48,14 +47,19 @@ std::optional<Share> share_of(const std::string& option) {
   }
   const char* count = std::getenv("SLURM_ARRAY_TASK_COUNT");
   const char* task = std::getenv("SLURM_ARRAY_TASK_ID");
-  const char* lowest = std::getenv("SLURM_ARRAY_TASK_MIN");
   if (count == nullptr || task == nullptr) return Share{};
+  const auto variable = [](const char* name, std::size_t otherwise) -> std::optional<std::size_t> {
+    const char* value = std::getenv(name);
+    return value != nullptr ? whole_number(value) : otherwise;
+  };
   const std::optional<std::size_t> shards = whole_number(count);
   const std::optional<std::size_t> id = whole_number(task);
-  const std::optional<std::size_t> first = lowest != nullptr ? whole_number(lowest) : 0;
-  if (!shards || !id || !first || *shards == 0 || *id < *first || *id - *first >= *shards)
+  const std::optional<std::size_t> first = variable("SLURM_ARRAY_TASK_MIN", 0);
+  const std::optional<std::size_t> step = variable("SLURM_ARRAY_TASK_STEP", 1);  // --array=0-9:3
+  if (!shards || !id || !first || !step || *shards == 0 || *step == 0 || *id < *first ||
+      (*id - *first) % *step != 0 || (*id - *first) / *step >= *shards)
     return std::nullopt;
-  return Share{*id - *first, *shards};
+  return Share{(*id - *first) / *step, *shards};
 }
 
 // Creates DIR/points and records the plan's points; a directory holding another sweep's points is
@@ -183,8 +187,8 @@ int sweep_command(const std::vector<std::string>& args) {
   if (!share) {
     std::cerr << "lockstep sweep: "
               << (shard_option.empty()
-                      ? "the Slurm array variables (SLURM_ARRAY_TASK_ID, _COUNT, _MIN) do not "
-                        "name a task of the array"
+                      ? "the Slurm array variables (SLURM_ARRAY_TASK_ID, _COUNT, _MIN, _STEP) do "
+                        "not name a task of an evenly spaced array (give --shard I/N)"
                       : "--shard takes I/N with 0 <= I < N, e.g. --shard 2/8")
               << "\n";
     return exit_code::kBadInput;

@@ -185,9 +185,9 @@ class SameStudyEveryWayTest(SweepTestCase):
     def test_slurm_array_tasks_share_the_points_and_the_last_writes_the_index(self):
         sweep_file = self.write("grid.yaml", GRID)
         self.assert_exit(sweep(sweep_file, "-o", "whole", cwd=self.dir), 0)
-        for task in (3, 4):  # an array --array=3-4
+        for task in (3, 7):  # an array --array=3-7:4
             env = dict(os.environ, SLURM_ARRAY_TASK_ID=str(task), SLURM_ARRAY_TASK_MIN="3",
-                       SLURM_ARRAY_TASK_COUNT="2")
+                       SLURM_ARRAY_TASK_STEP="4", SLURM_ARRAY_TASK_COUNT="2")
             result = sweep(sweep_file, "-o", "array", cwd=self.dir, env=env)
             self.assert_exit(result, 0)
             done = point_files(self.dir / "array")
