@@ -41,7 +41,23 @@ Schema<ModelConfig> model_schema() {
               {{"bf16", DataType::kBf16}, {"fp16", DataType::kFp16}, {"fp8", DataType::kFp8}},
               "bf16", "the GEMMs' type (fp8 as Transformer Engine runs it; not on A100)")
       .check([](const M& m, const Schema<M>::Checker& report) {
-        if (!transformer_preset(m.preset)) report.error("preset", "no preset '" + m.preset + "'");
+        if (!transformer_preset(m.preset)) {
+          report.error("preset", "no preset '" + m.preset + "'");
+          return;
+        }
+        // The shape as the preset and the keys given make it: the key blamed is the one given.
+        const TransformerSpec spec = transformer_of(m);
+        if (spec.heads > 0 && spec.hidden % spec.heads != 0) {
+          report.error(m.hidden ? "hidden" : "heads",
+                       std::to_string(spec.heads) +
+                           " attention heads do not divide the hidden size " +
+                           std::to_string(spec.hidden));
+        }
+        if (spec.kv_heads > 0 && spec.heads % spec.kv_heads != 0) {
+          report.error(m.kv_heads ? "kv_heads" : "heads",
+                       std::to_string(spec.kv_heads) + " KV heads do not divide the " +
+                           std::to_string(spec.heads) + " attention heads");
+        }
       });
   return s;
 }
@@ -132,8 +148,9 @@ std::optional<double> too_long(const TrainingJobConfig& job, std::int64_t world)
   std::optional<TransformerSpec> model;
   try {
     model = transformer_of(job.model);
+    validate_transformer(*model);
   } catch (const std::invalid_argument&) {
-    return std::nullopt;  // reported as the preset's problem
+    return std::nullopt;  // reported at the model's keys
   }
   constexpr double kFastestGpu = 2e15;
   const double step = static_cast<double>(model_sample_flops(*model).count()) *

@@ -255,6 +255,12 @@ class Hardening(CliTestCase):
         flow = lockstep("validate", fabric, "--set", "simulation.memory_limit=200MB",
                         "--set", "network.model=flow")
         self.assert_exit(flow, 0)
+        # The fuzzer's find: a model shape the kernels cannot split used to escape validation
+        # as an exception (exit 1, no key).
+        shape = lockstep("validate", DEFAULT_SCENARIO, "--set", "job.model.hidden=8191")
+        self.assert_exit(shape, 2)
+        self.assertIn("--set job.model.hidden=8191: job.model.hidden: 64 attention heads do not "
+                      "divide the hidden size 8191", shape.stderr)
         # A sample every picosecond would write a row per busy port for every one of them.
         sampled = lockstep("validate", VICTIM, "--set", "network.sample_period=1ps")
         self.assert_exit(sampled, 2)
