@@ -34,8 +34,9 @@ std::vector<TrafficProblem> traffic_problems(const TrafficConfig& config, std::i
     if (bytes <= static_cast<double>(memory_bytes)) return;
     char line[256];
     std::snprintf(line, sizeof line,
-                  "%.3g flows would need about %.3g GB, more than this machine's %.3g GB", flows,
-                  bytes * 1e-9, static_cast<double>(memory_bytes) * 1e-9);
+                  "%.3g flows would need about %.3g GB, more than the %.3g GB of memory allowed "
+                  "(this machine's, or simulation.memory_limit)",
+                  flows, bytes * 1e-9, static_cast<double>(memory_bytes) * 1e-9);
     problems.push_back({key, line});
   };
   auto check_hosts = [&](const std::string& key, const std::optional<std::int64_t>& hosts) {

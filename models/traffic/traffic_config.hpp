@@ -71,8 +71,8 @@ struct TrafficProblem {
 inline constexpr std::int64_t kBytesPerFlow = 256;
 
 // Every generator that cannot run on `endpoints` endpoints (hosts or ranks beyond them), or whose
-// flows would need more than `memory_bytes`, one problem per generator, found before anything is
-// expanded; empty when expand_traffic may run.
+// flows would need more than `memory_bytes` (the machine's memory, or the scenario's limit), one
+// problem per generator, found before anything is expanded; empty when expand_traffic may run.
 [[nodiscard]] std::vector<TrafficProblem> traffic_problems(const TrafficConfig& config,
                                                            std::int32_t endpoints,
                                                            std::int64_t memory_bytes);

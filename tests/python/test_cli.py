@@ -255,6 +255,13 @@ class Hardening(CliTestCase):
         flow = lockstep("validate", fabric, "--set", "simulation.memory_limit=200MB",
                         "--set", "network.model=flow")
         self.assert_exit(flow, 0)
+        # The traffic's flows count against the same limit.
+        flows = lockstep("validate", fabric, "--set", "simulation.memory_limit=1MB",
+                         "--set", "network.model=flow", "--set",
+                         "traffic={random_arrivals: {flows: 100000, mean_interval: 1us, mean_size: 1MB}}")
+        self.assert_exit(flows, 2)
+        self.assertIn("1e+05 flows would need about 0.0256 GB, more than the 0.001 GB of memory "
+                      "allowed (this machine's, or simulation.memory_limit)", flows.stderr)
         # The fuzzer's find: a model shape the kernels cannot split used to escape validation
         # as an exception (exit 1, no key).
         shape = lockstep("validate", DEFAULT_SCENARIO, "--set", "job.model.hidden=8191")
