@@ -8,15 +8,6 @@
 
 namespace lockstep {
 
-void SweepTally::add(const FinishedPoint& finished) {
-  if (finished.interrupted) {
-    interrupted = true;
-    return;
-  }
-  ++ran;
-  if (!finished.succeeded) ++failed;
-}
-
 void report_point(const SweepPlan& plan, const FinishedPoint& finished) {
   if (finished.interrupted) return;
   const SweepPoint& point = plan.points[finished.index];

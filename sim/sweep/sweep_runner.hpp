@@ -13,12 +13,12 @@
 
 namespace lockstep {
 
+// How this process's share of the points ended. Which points are done or failed is read from the
+// sweep directory, the one record that every process and every resumption shares.
 struct SweepTally {
-  std::size_t ran = 0;
-  std::size_t failed = 0;
   bool interrupted = false;
 
-  void add(const FinishedPoint& finished);
+  void add(const FinishedPoint& finished) { interrupted = interrupted || finished.interrupted; }
 };
 
 // One line on stdout: the point, its settings, and how it ended.
