@@ -19,8 +19,8 @@ HEADINGS = {
     PLAN: "What the plan costs, by share of the step",
 }
 
-_INTERRUPTIONS = {"hang", "collective_timeout", "node_drained", "no_spare_nodes", "stalled",
-                  "out_of_memory", "restarts"}
+_INTERRUPTIONS = {"hang", "collective_timeout", "network_error", "node_drained", "no_spare_nodes",
+                  "stalled", "out_of_memory", "restarts"}
 _PLAN = {"tp_across_nodes", "cp_across_nodes", "overlap_off", "dp_not_hidden", "pipeline_bubble"}
 _VERDICTS = {"healthy", "no_steps"}
 

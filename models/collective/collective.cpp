@@ -109,6 +109,19 @@ void Collective::all_done(Time at) {
   schedule_counted<&Collective::report_finished>(at, this);
 }
 
+void Collective::fail(const TransferFailure& failure) {
+  if (state_ != CollectiveState::kRunning) return;
+  state_ = CollectiveState::kFailed;
+  failure_ = failure;
+  on_abort();
+  schedule_counted<&Collective::report_failed>(sim_.now(), this);
+}
+
+void Collective::report_failed() {
+  event_ran();
+  if (on_failed_) on_failed_(*failure_);
+}
+
 void Collective::report_finished() {
   event_ran();
   if (state_ != CollectiveState::kRunning) return;
@@ -118,7 +131,7 @@ void Collective::report_finished() {
 
 void Collective::report_rank_finished(std::int32_t rank) {
   event_ran();
-  if (state_ == CollectiveState::kAborted || state_ == CollectiveState::kTimedOut) return;
+  if (state_ != CollectiveState::kRunning && state_ != CollectiveState::kFinished) return;
   if (!on_rank_finished_) return;  // the listener left
   on_rank_finished_(rank, sim_.now());
 }

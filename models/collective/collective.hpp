@@ -3,8 +3,9 @@
 // data moves between two ranks only once both have joined (a receiver must have posted its buffer
 // before NCCL's proxy sends to it), each rank hears when its own part is done, and the whole can
 // be aborted or time out while some rank has not joined, which is how one dead or late GPU stalls
-// everybody. What moves and when is the algorithm's (CollectiveAlgorithm and its subclasses,
-// HierarchicalAllReduce); this class keeps who joined, who finished, and the activity's state.
+// everybody, or fail when a transfer's queue pair fails, which is how a dead path does. What moves
+// and when is the algorithm's (CollectiveAlgorithm and its subclasses, HierarchicalAllReduce); this
+// class keeps who joined, who finished, and the activity's state.
 //
 // Ranks are the network's endpoints (a CommunicatorNetwork numbers a communicator's members
 // 0..n-1); the participants are those the algorithm runs on, every endpoint unless it says less.
@@ -27,6 +28,14 @@ enum class CollectiveState {
   kFinished,  // every transfer arrived
   kAborted,   // abort() was called
   kTimedOut,  // the timeout fired first (then aborted)
+  kFailed,    // a transfer's queue pair ran out of retries: NCCL's proxy got an error completion
+};
+
+// The transfer whose queue pair failed, between ranks of the collective.
+struct TransferFailure {
+  std::int32_t from = 0;
+  std::int32_t to = 0;
+  Time at;
 };
 
 struct RankTransferTimes {
@@ -38,6 +47,7 @@ class Collective {
  public:
   using RankFinished = std::function<void(std::int32_t rank, Time finished)>;
   using TimedOut = std::function<void(const std::vector<std::int32_t>& never_arrived)>;
+  using Failed = std::function<void(const TransferFailure& failure)>;
 
   Collective(const Collective&) = delete;
   Collective& operator=(const Collective&) = delete;
@@ -59,6 +69,10 @@ class Collective {
   // every rank arrived and the data is what is late). Call at most once, before it finishes.
   void set_timeout(Duration after, TimedOut on_timeout);
 
+  // Called once, by an event at the failure, if a transfer's queue pair fails. The collective has
+  // stopped by then, as abort() stops it; its ranks are left inside, as NCCL's kernels are left
+  // spinning, until whoever holds them acts on the error.
+  void when_failed(Failed callback) { on_failed_ = std::move(callback); }
   // Called once, by an event at finished_at(), when the last transfer has been noticed.
   void when_finished(std::function<void()> callback) { on_finished_ = std::move(callback); }
   // Called once per participant, by an event at the time its own sends have arrived and its own
@@ -103,6 +117,8 @@ class Collective {
   void rank_done(std::int32_t rank, Time at);
   // Every transfer has arrived; the collective is finished at `at` (>= now).
   void all_done(Time at);
+  // A transfer's queue pair failed: the collective stops and turns kFailed. No-op unless running.
+  void fail(const TransferFailure& failure);
   // Whether `rank` has arrived by now (its arrival time is known and not in the future).
   [[nodiscard]] bool arrived_by(std::int32_t rank, Time t) const;
   [[nodiscard]] std::optional<Time> recorded_arrival(std::int32_t rank) const {
@@ -125,6 +141,7 @@ class Collective {
  private:
   void report_finished();
   void report_rank_finished(std::int32_t rank);
+  void report_failed();
   void deadline();
 
   std::vector<std::int32_t> participants_;
@@ -133,6 +150,8 @@ class Collective {
   std::function<void()> on_finished_;
   RankFinished on_rank_finished_;
   TimedOut on_timeout_;
+  Failed on_failed_;
+  std::optional<TransferFailure> failure_;
   std::optional<Time> timeout_at_;
   CollectiveState state_ = CollectiveState::kRunning;
   std::int64_t pending_events_ = 0;

@@ -172,4 +172,11 @@ void CollectiveAlgorithm::on_message_complete(const Message& /*message*/,
   --unacknowledged_;
 }
 
+void CollectiveAlgorithm::on_message_failed(const Message& message, Time failed) {
+  // Delivered already (its acknowledgements were lost): no longer in flight.
+  in_flight_.erase(message.id);
+  --unacknowledged_;
+  fail(TransferFailure{message.source, message.destination, failed});
+}
+
 }  // namespace lockstep

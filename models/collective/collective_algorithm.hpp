@@ -45,6 +45,7 @@ class CollectiveAlgorithm : public Collective, public MessageListener {
 
   void on_message_complete(const Message& message, const MessageTimes& times) final;
   void on_message_delivered(const Message& message, Time delivered) final;
+  void on_message_failed(const Message& message, Time failed) final;
 
  protected:
   // Throws std::invalid_argument for fewer than one GPU per node, and as Collective does.

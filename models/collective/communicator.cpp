@@ -93,4 +93,11 @@ void CommunicatorNetwork::on_message_complete(const Message& message, const Mess
   listener->on_message_complete(local(message), times);
 }
 
+void CommunicatorNetwork::on_message_failed(const Message& message, Time failed) {
+  const auto it = listeners_.find(message.id);
+  MessageListener* listener = it->second;
+  listeners_.erase(it);
+  listener->on_message_failed(local(message), failed);
+}
+
 }  // namespace lockstep

@@ -44,6 +44,7 @@ class CommunicatorNetwork final : public Network, private MessageListener {
  private:
   void on_message_complete(const Message& message, const MessageTimes& times) override;
   void on_message_delivered(const Message& message, Time delivered) override;
+  void on_message_failed(const Message& message, Time failed) override;
   [[nodiscard]] Message local(const Message& message) const;
   // -1 outside the communicator.
   [[nodiscard]] std::int32_t local_rank(std::int32_t global) const;

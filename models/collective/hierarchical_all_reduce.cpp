@@ -53,6 +53,7 @@ void HierarchicalAllReduce::create(int phase) {
                                                      std::vector<std::vector<std::int32_t>>{ranks},
                                                      op, bytes, overheads_, queue_pair));
     runs_.back()->when_finished([this] { part_finished(); });
+    runs_.back()->when_failed([this](const TransferFailure& failure) { fail(failure); });
   }
   if (phase == 0) return;
   for (std::size_t i = first; i < runs_.size(); ++i) runs_[i]->start();

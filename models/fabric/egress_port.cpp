@@ -111,6 +111,8 @@ void EgressPort::start_next() {
                                      ? Duration::ps(std::int64_t{packet->size_bytes} * ps_per_byte_)
                                      : tx_time(Bytes(packet->size_bytes), rate_);
   busy_until_ = sim().now() + serialization;
+  if (packet->resent) [[unlikely]]
+    count_resend(*packet);
   const Packet* expected_next = control ? control_.front() : data_[packet->priority].fifo.front();
   link_.carry(packet, serialization);
   if ((notice_ == DepartureNotice::kAtLastBit && !control) || nonempty_ != 0) {
@@ -164,8 +166,24 @@ void EgressPort::send_pause(PacketPool& packets, int traffic_class, std::uint16_
   frame->priority = static_cast<std::uint8_t>(traffic_class);
   frame->pause_quanta = quanta;
   frame->size_bytes = frame_bytes;
-  ++rare(traffic_class).pauses_sent;
+  RareCounts& counts = rare(traffic_class);
+  if (quanta == 0) {
+    ++counts.xon_sent;
+  } else if (counts.peer_paused) {
+    ++counts.xoff_refreshed;
+  } else {
+    ++counts.xoff_sent;
+  }
+  counts.peer_paused = quanta != 0;
   enqueue(frame);
+}
+
+void EgressPort::count_resend(const Packet& packet) {
+  RareCounts& counts = rare(packet.priority);
+  ++counts.resent_packets;
+  counts.resent_bytes += packet.size_bytes;
+  counts.resent_leaving_until = busy_until_;
+  counts.resent_leaving_bytes = packet.size_bytes;
 }
 
 void EgressPort::count_drop(int traffic_class, std::int64_t bytes) {
@@ -195,7 +213,14 @@ PortCounters EgressPort::counters() const {
     k.ecn_marked = counts.ecn_marked;
     k.dropped_packets = counts.dropped_packets;
     k.dropped_bytes = counts.dropped_bytes;
-    k.pauses_sent = counts.pauses_sent;
+    // Sent means serialized in full, as for every other count.
+    const bool resend_leaving = counts.resent_leaving_until > sim().now();
+    k.resent_packets = counts.resent_packets - (resend_leaving ? 1 : 0);
+    k.resent_bytes = counts.resent_bytes - (resend_leaving ? counts.resent_leaving_bytes : 0);
+    k.xoff_sent = counts.xoff_sent;
+    k.xoff_refreshed = counts.xoff_refreshed;
+    k.xon_sent = counts.xon_sent;
+    k.pauses_sent = counts.xoff_sent + counts.xoff_refreshed + counts.xon_sent;
     k.pauses_received = counts.pauses_received;
   }
   counters.control_bytes_sent = bytes_sent(control_);

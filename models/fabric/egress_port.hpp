@@ -104,9 +104,10 @@ class alignas(64) EgressPort {
   // Events the owner decides on, counted here per class.
   void count_ecn_mark(int traffic_class) { ++rare(traffic_class).ecn_marked; }
   void count_drop(int traffic_class, std::int64_t bytes);
+  void count_resend(const Packet& packet);
 
   // Sends the peer a pause frame of `frame_bytes` for `traffic_class`, taken from `packets`
-  // (quanta 0 resumes the class), and counts it.
+  // (quanta 0 resumes the class), and counts it as a pause, a refresh of the last one, or a resume.
   void send_pause(PacketPool& packets, int traffic_class, std::uint16_t quanta,
                   std::int32_t frame_bytes);
   // Payload bytes of data packets queued here (conservation checks only; a packet being serialized
@@ -122,12 +123,19 @@ class alignas(64) EgressPort {
     std::int64_t max_bytes = 0;
     Time paused_until;  // data classes: the peer's pause holds the class until then
   };
-  // Counted where something unusual happens: a mark, a drop, a pause.
+  // Counted where something unusual happens: a mark, a drop, a pause, a resent packet.
   struct RareCounts {
     std::int64_t ecn_marked = 0;
     std::int64_t dropped_packets = 0;
     std::int64_t dropped_bytes = 0;
-    std::int64_t pauses_sent = 0;
+    std::int64_t resent_packets = 0;  // transmissions started
+    std::int64_t resent_bytes = 0;
+    Time resent_leaving_until;  // the last one started finishes serializing then
+    std::int64_t resent_leaving_bytes = 0;
+    std::int64_t xoff_sent = 0;
+    std::int64_t xoff_refreshed = 0;
+    std::int64_t xon_sent = 0;
+    bool peer_paused = false;  // the last pause frame sent for the class was an XOFF
     std::int64_t pauses_received = 0;
     Time pause_started;
     Duration paused_before;  // closed pause intervals

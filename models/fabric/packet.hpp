@@ -47,6 +47,8 @@ struct alignas(64) Packet {
   bool next_is_control = false;
   // ACK or NACK: a CNP for its flow rides on it (CnpCarrier::kAckOrNack), in place of a frame.
   bool carries_cnp = false;
+  // Data: sent before (a timeout or NACK went back over it), counted by every port it leaves.
+  bool resent = false;
   Time next_arrives_at;
   Packet* next = nullptr;  // FIFO chaining
 };

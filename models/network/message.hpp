@@ -32,12 +32,15 @@ struct MessageTimes {
 
 // Told when a message has been acknowledged in full, and optionally, earlier, when its last byte
 // reached the destination (what a receiver waiting for data reacts to, as a collective's next step
-// does; the acknowledgement returns a propagation later).
+// does; the acknowledgement returns a propagation later). A message whose queue pair failed (its
+// retries ran out: the path died) is never complete: its sender is told of the failure instead,
+// at the moment the NIC gives up, as an RDMA work completion with an error status tells NCCL.
 class MessageListener {
  public:
   virtual ~MessageListener() = default;
   virtual void on_message_complete(const Message& message, const MessageTimes& times) = 0;
   virtual void on_message_delivered(const Message& /*message*/, Time /*delivered*/) {}
+  virtual void on_message_failed(const Message& message, Time failed) = 0;
 };
 
 }  // namespace lockstep

@@ -46,4 +46,13 @@ void ClusterNetwork::Side::on_message_complete(const Message& message, const Mes
   routed.listener->on_message_complete(outer, times);
 }
 
+void ClusterNetwork::Side::on_message_failed(const Message& message, Time failed) {
+  const auto it = routed_.find(message.id);
+  const Routed routed = it->second;
+  routed_.erase(it);
+  Message outer = message;
+  outer.id = routed.outer;
+  routed.listener->on_message_failed(outer, failed);
+}
+
 }  // namespace lockstep

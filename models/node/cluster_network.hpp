@@ -37,6 +37,7 @@ class ClusterNetwork final : public Network {
     }
     void on_message_complete(const Message& message, const MessageTimes& times) override;
     void on_message_delivered(const Message& message, Time delivered) override;
+    void on_message_failed(const Message& message, Time failed) override;
 
    private:
     struct Routed {

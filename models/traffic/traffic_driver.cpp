@@ -20,6 +20,15 @@ TableLayout flow_layout() {
        column("acknowledged_ps", &Row::acknowledged_ps), column("fct_ps", &Row::fct_ps)});
 }
 
+TableLayout failed_flow_layout() {
+  using Row = TrafficDriver::FailedFlowRow;
+  return layout<Row>("failed_flows",
+                     {column("flow", &Row::flow), column("message", &Row::message),
+                      column("source", &Row::source), column("destination", &Row::destination),
+                      column("queue_pair", &Row::queue_pair), column("bytes", &Row::bytes),
+                      column("start_ps", &Row::start_ps), column("failed_ps", &Row::failed_ps)});
+}
+
 // Runs before any member is built, so that a bad list is rejected before the table is opened.
 std::vector<FlowSpec> checked(std::vector<FlowSpec> flows, const Network& network) {
   const std::vector<std::string> problems = flow_list_problems(flows, network.endpoint_count());
@@ -41,7 +50,8 @@ TrafficDriver::TrafficDriver(Simulator& sim, Network& network, std::vector<FlowS
       flows_(checked(std::move(flows), network)),
       options_(options),
       outcomes_(flows_.size()),
-      rows_(output, flow_layout()) {
+      rows_(output, flow_layout()),
+      failed_rows_(output, failed_flow_layout()) {
   // The flows grouped by the flow they wait on (a counting sort), in two flat arrays rather than a
   // vector per flow: one completion then walks a contiguous slice.
   waiting_begin_.assign(flows_.size() + 1, 0);
@@ -77,13 +87,18 @@ void TrafficDriver::launch(std::uint64_t flow) {
   ++started_;
 }
 
-void TrafficDriver::on_message_complete(const Message& message, const MessageTimes& times) {
+std::size_t TrafficDriver::take_flow_of(const Message& message) {
   const auto found = flow_of_message_.find(message.id);
   LOCKSTEP_CHECK(found != flow_of_message_.end(), sim_.now(), "traffic",
                  "completion of message " + std::to_string(message.id) +
                      ", which no flow of this driver sent");
   const std::size_t i = found->second;
   flow_of_message_.erase(found);
+  return i;
+}
+
+void TrafficDriver::on_message_complete(const Message& message, const MessageTimes& times) {
+  const std::size_t i = take_flow_of(message);
   FlowOutcome& outcome = outcomes_[i];
   outcome.times = times;
   ++completed_;
@@ -108,16 +123,54 @@ void TrafficDriver::on_message_complete(const Message& message, const MessageTim
     const std::size_t next = waiting_[k];
     sim_.schedule_in<&TrafficDriver::launch>(flows_[next].start, this, next);
   }
-  if (options_.stop_when_all_complete && all_complete()) sim_.stop();
+  stop_if_settled();
 }
 
-void TrafficDriver::flush() { rows_.flush(); }
+void TrafficDriver::on_message_failed(const Message& message, Time failed) {
+  const std::size_t i = take_flow_of(message);
+  ++failed_;
+  const FlowSpec& spec = flows_[i];
+  failed_rows_.append(FailedFlowRow{.flow = static_cast<std::int64_t>(i),
+                                    .message = static_cast<std::int64_t>(message.id),
+                                    .source = spec.source,
+                                    .destination = spec.destination,
+                                    .queue_pair = spec.queue_pair,
+                                    .bytes = spec.size.count(),
+                                    .start_ps = outcomes_[i].start->ps(),
+                                    .failed_ps = failed.ps()});
+  abandon_followers(i);
+  stop_if_settled();
+}
+
+void TrafficDriver::abandon_followers(std::size_t flow) {
+  // A stack rather than recursion: a flow list may chain thousands of flows one after another.
+  std::vector<std::size_t> to_visit{flow};
+  while (!to_visit.empty()) {
+    const std::size_t f = to_visit.back();
+    to_visit.pop_back();
+    for (std::size_t k = waiting_begin_[f]; k < waiting_begin_[f + 1]; ++k) {
+      ++abandoned_;
+      to_visit.push_back(waiting_[k]);
+    }
+  }
+}
+
+void TrafficDriver::stop_if_settled() {
+  if (options_.stop_when_settled && all_settled()) sim_.stop();
+}
+
+void TrafficDriver::flush() {
+  rows_.flush();
+  failed_rows_.flush();
+}
 
 TrafficDriver::Summary TrafficDriver::summary() const {
   Summary summary;
   summary.flows = static_cast<std::int64_t>(flows_.size());
   summary.started = started_;
   summary.completed = completed_;
+  summary.failed = failed_;
+  summary.abandoned = abandoned_;
   std::vector<Duration> fcts;
   fcts.reserve(static_cast<std::size_t>(completed_));
   for (const FlowOutcome& outcome : outcomes_) {

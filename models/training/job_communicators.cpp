@@ -82,6 +82,11 @@ std::int32_t JobCommunicators::participant(std::int32_t group, std::int32_t memb
       ->local_of_member[static_cast<std::size_t>(member)];
 }
 
+std::int32_t JobCommunicators::member(std::int32_t group, std::int32_t participant) const {
+  return groups_[static_cast<std::size_t>(group)]
+      ->member_of_local[static_cast<std::size_t>(participant)];
+}
+
 BitRate JobCommunicators::nic_rate(std::int32_t gpu) const {
   const Topology& topology = cluster_.routing().topology();
   BitRate rate = topology.cable(topology.ports(gpu)[0].cable).rate;

@@ -53,6 +53,7 @@ class JobCommunicators {
                                                  MemberFinished finished);
   // The collective's participant (as Collective numbers them) of a member, and back.
   [[nodiscard]] std::int32_t participant(std::int32_t group, std::int32_t member) const;
+  [[nodiscard]] std::int32_t member(std::int32_t group, std::int32_t participant) const;
 
  private:
   struct Group;

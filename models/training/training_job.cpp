@@ -328,6 +328,11 @@ class TrainingJob::Impl {
   [[nodiscard]] Wait oldest_wait() const;
   void arm_watchdog();
   void watchdog_check(std::uint64_t generation);
+  // A transfer of the collective of `group` lost its queue pair: NCCL's proxy records the error on
+  // the communicator and its kernels keep waiting; PyTorch's watchdog, if enabled, finds the error
+  // at its next poll and aborts the job (TORCH_NCCL_ASYNC_ERROR_HANDLING).
+  void transfer_failed(std::int32_t group, const TransferFailure& failure);
+  void network_error_check(std::uint64_t generation);
   void health_check(std::uint64_t generation);
   // Whether it drained a node (and so stopped the job).
   bool detect_stragglers(std::int64_t step);
@@ -417,9 +422,10 @@ class TrainingJob::Impl {
   std::int64_t step_rows_ = 0;
   Duration restarting_;
   std::int64_t interruptions_ = 0;
-  std::int64_t checkpointed_steps_ = 0;  // steps the last complete checkpoint holds
-  std::int32_t job_nodes_ = 0;           // nodes the job's ranks are on
-  std::string incident_;                 // what stopped or hung the job last, for people
+  std::int64_t checkpointed_steps_ = 0;       // steps the last complete checkpoint holds
+  std::int32_t job_nodes_ = 0;                // nodes the job's ranks are on
+  std::string incident_;                      // what stopped or hung the job last, for people
+  std::optional<std::string> network_error_;  // until the watchdog's next poll finds it
   // Replay.
   bool replaying_ = false;
   std::vector<Duration> plain_steps_;  // durations of the simulated steps without a checkpoint
@@ -957,6 +963,9 @@ Collective& TrainingJob::Impl::join_point(CollectiveKey key, const Make& make, b
   if (added) {
     point.collective = make();
     point.members = static_cast<std::int32_t>(point.collective->participants().size());
+    point.collective->when_failed(
+        [this, group = static_cast<std::int32_t>(key.group_and_kind >> 2)](
+            const TransferFailure& f) { transfer_failed(group, f); });
   }
   Collective& collective = *point.collective;
   closed = ++point.joined == point.members;
@@ -1574,6 +1583,33 @@ void TrainingJob::Impl::watchdog_check(std::uint64_t generation) {
   stop(JobOutcome::kCollectiveTimeout);
 }
 
+void TrainingJob::Impl::transfer_failed(std::int32_t group, const TransferFailure& failure) {
+  if (!defences_.watchdog.enabled || outcome != JobOutcome::kRunning || network_error_) return;
+  auto describe = [&](std::int32_t participant) {
+    const std::int32_t rank = member_rank(group, communicators_->member(group, participant));
+    const std::int32_t gpu = gpu_of_rank_[static_cast<std::size_t>(rank)];
+    return "rank " + std::to_string(rank) + " (GPU " + std::to_string(gpu) + ", node " +
+           std::to_string(node_of_gpu(gpu)) + ")";
+  };
+  network_error_ = "NCCL error: the queue pair from " + describe(failure.from) + " to " +
+                   describe(failure.to) + " ran out of retries at " +
+                   format_rounded(failure.at.since_start()) +
+                   " (transport retry counter exceeded, IBV_WC_RETRY_EXC_ERR): its path is dead";
+  const std::int64_t poll = defences_.watchdog.poll.ps();
+  const std::int64_t wake = (sim_.now().ps() + poll - 1) / poll * poll;
+  sim_.schedule<&Impl::network_error_check>(Time::zero() + Duration::ps(wake), this, generation_);
+}
+
+void TrainingJob::Impl::network_error_check(std::uint64_t generation) {
+  if (generation != generation_ || outcome != JobOutcome::kRunning || !network_error_) return;
+  const std::string detail = *network_error_;
+  network_error_.reset();
+  log_.record("watchdog", sim_.now(), "job", detail);
+  incident_ = "watchdog at " + format_rounded(sim_.now().since_start()) + ": " + detail;
+  record_blocked_ranks();
+  stop(JobOutcome::kNetworkError);
+}
+
 void TrainingJob::Impl::health_check(std::uint64_t generation) {
   health_check_armed_ = false;
   if (generation != generation_ || outcome != JobOutcome::kRunning) return;
@@ -1747,6 +1783,7 @@ void TrainingJob::Impl::halt() {
   ++generation_;
   watchdog_armed_ = false;
   health_check_armed_ = false;
+  network_error_.reset();
 }
 
 void TrainingJob::Impl::stop(JobOutcome outcome_if_not_restarted) {
@@ -2181,6 +2218,8 @@ const char* job_outcome_name(JobOutcome outcome) {
       return "hang";
     case JobOutcome::kCollectiveTimeout:
       return "collective_timeout";
+    case JobOutcome::kNetworkError:
+      return "network_error";
     case JobOutcome::kNodeDrained:
       return "node_drained";
     case JobOutcome::kNoSpareNodes:

@@ -58,12 +58,14 @@ enum class JobOutcome : std::uint8_t {
   kOutOfMemory,
   kHung,               // every rank blocked, nothing pending could unblock one
   kCollectiveTimeout,  // the watchdog aborted the job, and it was not restarted
+  kNetworkError,       // a queue pair ran out of retries, the watchdog aborted the job on NCCL's
+                       // error, and it was not restarted
   kNodeDrained,        // a health check or the straggler detector stopped it, not restarted
   kNoSpareNodes,       // a restart found too few healthy nodes
 };
 
-// As /meta/outcome records it: completed, out_of_memory, hang, collective_timeout, node_drained,
-// no_spare_nodes.
+// As /meta/outcome records it: completed, out_of_memory, hang, collective_timeout, network_error,
+// node_drained, no_spare_nodes.
 [[nodiscard]] const char* job_outcome_name(JobOutcome outcome);
 
 // Where the job's time went over the whole run, for checkpoint-cadence studies.

@@ -515,8 +515,8 @@ void FlowNetwork::sample() {
     const auto sent = static_cast<std::int64_t>(link.data_bits / 8.0);
     if (sent == link.last_sampled_bytes && link.data_bps <= 0.0) continue;
     link.last_sampled_bytes = sent;
-    tables_.port_samples.append(
-        PortSampleRow{now.ps(), link.node, link.port, config_.data_class, 0, sent, 0, 0, 0, 0, 0});
+    tables_.port_samples.append(PortSampleRow{now.ps(), link.node, link.port, config_.data_class, 0,
+                                              sent, 0, 0, 0, 0, 0, 0, 0, 0, 0});
   }
   for (const QueuePair& qp : queue_pairs_) {
     if (qp.flow < 0) continue;
@@ -536,8 +536,12 @@ void FlowNetwork::finish() {
   for (const LinkState& link : links_) {
     if (link.bytes_sent == 0) continue;
     tables_.port_totals.append(PortTotalRow{link.node, link.port, config_.data_class,
-                                            link.bytes_sent, link.packets_sent, 0, 0, 0, 0, 0, 0,
-                                            0});
+                                            link.bytes_sent, link.packets_sent, 0, 0, 0, 0, 0, 0, 0,
+                                            0, 0, 0, 0, 0});
+  }
+  for (const QueuePair& qp : queue_pairs_) {
+    tables_.queue_pairs.append(
+        QueuePairRow{qp.id, qp.source, qp.destination, qp.index, 0, 0, 0, 0, -1, 0});
   }
   tables_.flush();
 }

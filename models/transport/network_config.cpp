@@ -23,7 +23,9 @@ PacketNetworkConfig packet_network_config(const NetworkConfig& config, BitRate n
   out.transport.payload_per_packet = config.transport.payload_per_packet;
   out.transport.header = config.transport.header;
   out.transport.data_class = static_cast<int>(config.transport.traffic_class);
-  out.transport.retransmit_timeout = config.transport.retransmit_timeout;
+  out.transport.ack_timeout =
+      qp_ack_timeout(static_cast<std::int32_t>(config.transport.qp_timeout));
+  out.transport.retry_count = static_cast<std::int32_t>(config.transport.retry_count);
   if (config.transport.congestion_control == CongestionControl::kDcqcn) {
     out.transport.dcqcn = profile(config.transport.dcqcn_profile, nic_rate);
   }

@@ -25,7 +25,8 @@ struct TransportScenarioConfig {
   Bytes payload_per_packet = Bytes(1000);
   Bytes header = Bytes(62);
   std::int64_t traffic_class = 3;
-  Duration retransmit_timeout = Duration::ms(1);
+  std::int64_t qp_timeout = kNcclIbTimeout;  // the exponent: 4.096 us x 2^qp_timeout
+  std::int64_t retry_count = kNcclIbRetryCount;
   CongestionControl congestion_control = CongestionControl::kDcqcn;
   DcqcnProfile dcqcn_profile = DcqcnProfile::kHpccReference;
 };

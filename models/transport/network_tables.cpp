@@ -31,7 +31,9 @@ TableLayout port_sample_layout() {
        column("traffic_class", &Row::traffic_class), column("queue_bytes", &Row::queue_bytes),
        column("bytes_sent", &Row::bytes_sent), column("ecn_marked", &Row::ecn_marked),
        column("pauses_sent", &Row::pauses_sent), column("pauses_received", &Row::pauses_received),
-       column("paused_ps", &Row::paused_ps), column("dropped_packets", &Row::dropped_packets)});
+       column("paused_ps", &Row::paused_ps), column("dropped_packets", &Row::dropped_packets),
+       column("xoff_sent", &Row::xoff_sent), column("xoff_refreshed", &Row::xoff_refreshed),
+       column("xon_sent", &Row::xon_sent), column("resent_packets", &Row::resent_packets)});
 }
 
 TableLayout port_total_layout() {
@@ -44,7 +46,9 @@ TableLayout port_total_layout() {
        column("ecn_marked", &Row::ecn_marked), column("pauses_sent", &Row::pauses_sent),
        column("pauses_received", &Row::pauses_received), column("paused_ps", &Row::paused_ps),
        column("dropped_packets", &Row::dropped_packets),
-       column("dropped_bytes", &Row::dropped_bytes)});
+       column("dropped_bytes", &Row::dropped_bytes), column("xoff_sent", &Row::xoff_sent),
+       column("xoff_refreshed", &Row::xoff_refreshed), column("xon_sent", &Row::xon_sent),
+       column("resent_packets", &Row::resent_packets), column("resent_bytes", &Row::resent_bytes)});
 }
 
 TableLayout flow_sample_layout() {
@@ -52,6 +56,18 @@ TableLayout flow_sample_layout() {
   return layout<Row>("flow_samples", {column("time_ps", &Row::time_ps), column("flow", &Row::flow),
                                       column("rate_bps", &Row::rate_bps),
                                       column("cnps_received", &Row::cnps_received)});
+}
+
+TableLayout queue_pair_layout() {
+  using Row = QueuePairRow;
+  return layout<Row>(
+      "queue_pairs",
+      {column("flow", &Row::flow), column("source", &Row::source),
+       column("destination", &Row::destination), column("queue_pair", &Row::queue_pair),
+       column("resent_packets", &Row::resent_packets),
+       column("resent_payload_bytes", &Row::resent_payload_bytes),
+       column("timeouts", &Row::timeouts), column("cnps_received", &Row::cnps_received),
+       column("failed_ps", &Row::failed_ps), column("failed_messages", &Row::failed_messages)});
 }
 
 FixedText<96> path_text(const std::vector<Hop>& hops, NodeId destination) {

@@ -48,6 +48,10 @@ struct PortSampleRow {
   std::int64_t pauses_received;
   std::int64_t paused_ps;
   std::int64_t dropped_packets;
+  std::int64_t xoff_sent;
+  std::int64_t xoff_refreshed;
+  std::int64_t xon_sent;
+  std::int64_t resent_packets;
 };
 
 struct PortTotalRow {
@@ -63,6 +67,26 @@ struct PortTotalRow {
   std::int64_t paused_ps;
   std::int64_t dropped_packets;
   std::int64_t dropped_bytes;
+  std::int64_t xoff_sent;
+  std::int64_t xoff_refreshed;
+  std::int64_t xon_sent;
+  std::int64_t resent_packets;
+  std::int64_t resent_bytes;
+};
+
+// A queue pair's totals at the end of the run. The flow-level backend resends nothing and never
+// fails a queue pair: its rows name the queue pairs.
+struct QueuePairRow {
+  std::int64_t flow;
+  std::int64_t source;
+  std::int64_t destination;
+  std::int64_t queue_pair;  // which of the (source, destination) queue pairs
+  std::int64_t resent_packets;
+  std::int64_t resent_payload_bytes;
+  std::int64_t timeouts;  // local ACK timeouts that fired with packets outstanding
+  std::int64_t cnps_received;
+  std::int64_t failed_ps;  // when its retries ran out; -1 if they never did
+  std::int64_t failed_messages;
 };
 
 struct FlowSampleRow {
@@ -77,15 +101,17 @@ struct FlowSampleRow {
 [[nodiscard]] TableLayout port_sample_layout();
 [[nodiscard]] TableLayout port_total_layout();
 [[nodiscard]] TableLayout flow_sample_layout();
+[[nodiscard]] TableLayout queue_pair_layout();
 
-// The five tables, opened together in the order both backends write them.
+// The six tables, opened together in the order both backends write them.
 struct NetworkTables {
   explicit NetworkTables(RecordBackend& output)
       : messages(output, message_layout()),
         ports(output, port_layout()),
         port_samples(output, port_sample_layout()),
         port_totals(output, port_total_layout()),
-        flow_samples(output, flow_sample_layout()) {}
+        flow_samples(output, flow_sample_layout()),
+        queue_pairs(output, queue_pair_layout()) {}
 
   void flush() {
     messages.flush();
@@ -93,6 +119,7 @@ struct NetworkTables {
     port_samples.flush();
     port_totals.flush();
     flow_samples.flush();
+    queue_pairs.flush();
   }
 
   Table<MessageRow> messages;
@@ -100,6 +127,7 @@ struct NetworkTables {
   Table<PortSampleRow> port_samples;
   Table<PortTotalRow> port_totals;
   Table<FlowSampleRow> flow_samples;
+  Table<QueuePairRow> queue_pairs;
 };
 
 // The messages table's path column: "0>16>17>1" for hops leaving nodes 0, 16 and 17 to reach 1.

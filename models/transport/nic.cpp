@@ -27,9 +27,14 @@ BitRate Nic::flow_rate(const QueuePair& flow) const {
 }
 
 void Nic::post(QueuePair& flow) {
+  if (flow.failed_at) {
+    sim_.schedule<&Nic::flush_failed>(sim_.now(), this, flow.id);
+    return;
+  }
   if (!flow.retransmit) {
     flow.retransmit = std::unique_ptr<Timer>(
         new Timer(Timer::calling<&Nic::on_retransmit_timeout>(sim_, this, flow.id)));
+    flow.retries_left = config_.retry_count;
   }
   activate(flow);
   try_send();
@@ -108,6 +113,11 @@ void Nic::send_data(QueuePair& flow) {
     message.times.first_sent = now;
   }
   Packet* packet = packets_.acquire();
+  if (sequence < flow.sent_end) {
+    packet->resent = true;
+  } else {
+    flow.sent_end = sequence + 1;
+  }
   packet->kind = PacketKind::kData;
   packet->priority = flow.traffic_class;
   packet->payload_bytes = static_cast<std::int32_t>(sequence + 1 == message.end_sequence
@@ -119,8 +129,15 @@ void Nic::send_data(QueuePair& flow) {
   packet->next_egress = flow.route_to_destination.front();
   packet->route_ahead = flow.route_to_destination.data() + 1;
   if (flow.reaction_point) flow.reaction_point->on_bytes_sent(Bytes(packet->size_bytes));
+  if (packet->resent) {
+    ++flow.retransmitted_packets;
+    flow.retransmitted_bytes += packet->payload_bytes;
+  }
   flow.next_send_allowed = now + tx_time(Bytes(packet->size_bytes), flow_rate(flow));
-  flow.retransmit->arm_in(config_.retransmit_timeout);
+  // The timer runs while packets are outstanding, from the first sent into an idle flow, and is
+  // restarted by progress only: a flow that keeps sending into a dead path still times out.
+  if (config_.ack_timeout && !flow.retransmit->armed())
+    flow.retransmit->arm_in(*config_.ack_timeout);
   data_payload_sent_ += packet->payload_bytes;
   if (host_path_) host_path_->link->feed(Bytes(packet->size_bytes));
   port_.enqueue(packet);
@@ -235,8 +252,9 @@ void Nic::on_data(Packet* packet) {
 }
 
 void Nic::on_ack(QueuePair& flow, std::uint64_t sequence) {
-  if (sequence <= flow.unacknowledged) return;
+  if (sequence <= flow.unacknowledged || flow.failed_at) return;
   flow.unacknowledged = sequence;
+  flow.retries_left = config_.retry_count;
   // After a timeout went back to an older sequence, an acknowledgement of packets sent before it
   // may still arrive (held behind a pause): what it covers is not sent again.
   flow.next_sequence = std::max(flow.next_sequence, sequence);
@@ -246,17 +264,17 @@ void Nic::on_ack(QueuePair& flow, std::uint64_t sequence) {
     done.times.acknowledged = sim_.now();
     listener_.on_message_complete(done.message, done.times);
   }
-  if (flow.unacknowledged >= flow.end_sequence) {
+  if (flow.unacknowledged >= flow.sent_end) {
     flow.retransmit->cancel();
-  } else {
-    flow.retransmit->arm_in(config_.retransmit_timeout);
+  } else if (config_.ack_timeout) {
+    flow.retransmit->arm_in(*config_.ack_timeout);
   }
 }
 
 void Nic::on_nack(QueuePair& flow, std::uint64_t sequence) {
   on_ack(flow, sequence);
+  if (flow.failed_at) return;
   if (sequence < flow.next_sequence) {
-    flow.retransmitted_packets += static_cast<std::int64_t>(flow.next_sequence - sequence);
     flow.next_sequence = sequence;
     activate(flow);
     try_send();
@@ -265,12 +283,34 @@ void Nic::on_nack(QueuePair& flow, std::uint64_t sequence) {
 
 void Nic::on_retransmit_timeout(std::uint64_t flow_id) {
   QueuePair& flow = flows_[flow_id];
-  if (flow.unacknowledged >= flow.next_sequence) return;
-  flow.retransmitted_packets += static_cast<std::int64_t>(flow.next_sequence - flow.unacknowledged);
+  if (flow.unacknowledged >= flow.sent_end || flow.failed_at) return;
+  ++flow.timeouts;
+  if (flow.retries_left == 0) {
+    fail_queue_pair(flow);
+    return;
+  }
+  --flow.retries_left;
   flow.next_sequence = flow.unacknowledged;
-  flow.retransmit->arm_in(config_.retransmit_timeout);
+  flow.retransmit->arm_in(*config_.ack_timeout);
   activate(flow);
   try_send();
+}
+
+void Nic::fail_queue_pair(QueuePair& flow) {
+  flow.failed_at = sim_.now();
+  flow.retransmit->cancel();
+  flush_failed(flow.id);
+}
+
+void Nic::flush_failed(std::uint64_t flow_id) {
+  QueuePair& flow = flows_[flow_id];
+  // What the listener posts to the flow meanwhile fails in this loop too.
+  while (!flow.messages.empty()) {
+    const Message failed = flow.messages.front().message;
+    flow.messages.pop_front();
+    ++flow.failed_messages;
+    listener_.on_message_failed(failed, sim_.now());
+  }
 }
 
 void Nic::on_cnp(QueuePair& flow) {

@@ -1,8 +1,11 @@
 // An endpoint's RDMA NIC (RoCEv2, reliable connection): it segments messages into packets, paces
 // each queue pair at its DCQCN rate, acknowledges every data packet, answers CE marks with CNPs (at
 // most one per interval per flow) and recovers losses by go-back-N, on a NACK for a sequence gap or
-// on a retransmission timeout. Packets are rebuilt from their sequence number when resent, so
-// nothing is kept per packet in flight. The NIC honours pause frames from its switch on its single
+// on the queue pair's local ACK timeout (4.096 us x 2^timeout, restarted by every acknowledgement
+// that makes progress). After `retry_count` timeouts in a row the queue pair fails: every message
+// on it, and every one posted to it later, is reported failed, which is how a dead path becomes an
+// NCCL error. Packets are rebuilt from their sequence number when resent, so nothing is kept per
+// packet in flight. The NIC honours pause frames from its switch on its single
 // port, and can be told to emit pauses without end, the way a NIC with a stuck receive pipeline
 // storms its ToR (reference.md section 6). DCQCN's periodic timers are applied lazily, when a flow
 // next sends or gets a CNP, in the order they would have fired: the rate only matters at send
@@ -82,6 +85,11 @@ class Nic final : public PacketReceiver, public PortOwner, private HostReceiver 
   void on_nack(QueuePair& flow, std::uint64_t sequence);
   void on_cnp(QueuePair& flow);
   void on_retransmit_timeout(std::uint64_t flow_id);
+  // The flow's retries ran out: it turns to the error state and fails what it holds.
+  void fail_queue_pair(QueuePair& flow);
+  // Reports every message the failed flow holds as failed (posts to a failed queue pair come here,
+  // by an event, as ibverbs flushes them).
+  void flush_failed(std::uint64_t flow_id);
   // Event argument: traffic class (8 bits) and that class's pause generation above them.
   void refresh_pause(std::uint64_t class_and_generation);
   // Pauses each class of the switch while a storm on it is asked for or (the data class) the

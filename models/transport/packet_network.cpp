@@ -23,7 +23,8 @@ std::vector<std::uint16_t> switch_ports(const std::vector<Hop>& hops) {
 bool counters_moved(const ClassCounters& now, const ClassCounters& before) {
   return now.bytes_sent != before.bytes_sent || now.ecn_marked != before.ecn_marked ||
          now.pauses_sent != before.pauses_sent || now.pauses_received != before.pauses_received ||
-         now.dropped_packets != before.dropped_packets;
+         now.dropped_packets != before.dropped_packets ||
+         now.resent_packets != before.resent_packets;
 }
 
 }  // namespace
@@ -138,6 +139,7 @@ QueuePair& PacketNetwork::flow_for(std::int32_t source, std::int32_t destination
   flow.id = id;
   flow.source = source;
   flow.destination = destination;
+  flow.index = queue_pair;
   flow.traffic_class = static_cast<std::uint8_t>(config_.transport.data_class);
   flow.entropy = queue_pair_entropy(seed_, source, destination, queue_pair);
   flow.route_to_destination = switch_ports(routing.path(source, destination, flow.entropy));
@@ -187,6 +189,10 @@ void PacketNetwork::on_message_delivered(const Message& message, Time delivered)
   listeners_[message.id]->on_message_delivered(message, delivered);
 }
 
+void PacketNetwork::on_message_failed(const Message& message, Time failed) {
+  listeners_[message.id]->on_message_failed(message, failed);
+}
+
 template <class Visit>
 void PacketNetwork::for_each_port(Visit&& visit) const {
   for (const auto& nic : nics_) visit(static_cast<NodeId>(nic->endpoint()), nic->port());
@@ -216,7 +222,8 @@ void PacketNetwork::sample() {
       }
       tables_.port_samples.append(PortSampleRow{
           now.ps(), node, port.index(), c, queue, counters.bytes_sent, counters.ecn_marked,
-          counters.pauses_sent, counters.pauses_received, paused.ps(), counters.dropped_packets});
+          counters.pauses_sent, counters.pauses_received, paused.ps(), counters.dropped_packets,
+          counters.xoff_sent, counters.xoff_refreshed, counters.xon_sent, counters.resent_packets});
       before.paused[cls] = paused;
     }
     before.counters = totals;
@@ -347,12 +354,19 @@ void PacketNetwork::finish() {
           k.dropped_packets == 0) {
         continue;
       }
-      tables_.port_totals.append(PortTotalRow{node, port.index(), c, k.bytes_sent, k.packets_sent,
-                                              k.max_queue_bytes, k.ecn_marked, k.pauses_sent,
-                                              k.pauses_received, port.paused_time(c).ps(),
-                                              k.dropped_packets, k.dropped_bytes});
+      tables_.port_totals.append(
+          PortTotalRow{node, port.index(), c, k.bytes_sent, k.packets_sent, k.max_queue_bytes,
+                       k.ecn_marked, k.pauses_sent, k.pauses_received, port.paused_time(c).ps(),
+                       k.dropped_packets, k.dropped_bytes, k.xoff_sent, k.xoff_refreshed,
+                       k.xon_sent, k.resent_packets, k.resent_bytes});
     }
   });
+  for (const QueuePair& flow : flows_) {
+    tables_.queue_pairs.append(
+        QueuePairRow{flow.id, flow.source, flow.destination, flow.index, flow.retransmitted_packets,
+                     flow.retransmitted_bytes, flow.timeouts, flow.cnps_received,
+                     flow.failed_at ? flow.failed_at->ps() : -1, flow.failed_messages});
+  }
   tables_.flush();
 }
 

@@ -66,6 +66,7 @@ class PacketNetwork final : public Network, public FabricControl, public Message
   // From the NICs: records the message, then tells whoever sent it.
   void on_message_complete(const Message& message, const MessageTimes& times) override;
   void on_message_delivered(const Message& message, Time delivered) override;
+  void on_message_failed(const Message& message, Time failed) override;
 
   // The endpoint's host path carries `rate` at most (Nic::limit_host_path), with a receive buffer
   // that pauses its switch at one PFC headroom of backlog (the round trip of its cable plus the

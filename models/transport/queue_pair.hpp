@@ -31,6 +31,7 @@ struct QueuePair {
   std::uint32_t id = 0;
   std::int32_t source = 0;
   std::int32_t destination = 0;
+  std::uint32_t index = 0;  // which of the (source, destination) queue pairs
   std::uint64_t entropy = 0;
   std::uint8_t traffic_class = 0;
   // The egress port at each switch on the way, then kRouteEnd (Packet::route_ahead): data takes the
@@ -49,8 +50,16 @@ struct QueuePair {
   Time next_alpha_update;
   Time next_rate_increase;
   std::unique_ptr<Timer> retransmit;  // created by the sending NIC, which it calls
+  std::int32_t retries_left = 0;      // timeouts it may still resend on before it fails
+  std::uint64_t sent_end = 0;         // one past the highest packet ever sent: below it, a resend
   std::int64_t retransmitted_packets = 0;
+  std::int64_t retransmitted_bytes = 0;  // payload of the resent packets
+  std::int64_t timeouts = 0;
   std::int64_t cnps_received = 0;
+  // Its retries ran out: the queue pair is in the error state, sends nothing more, and fails every
+  // message posted to it (ibv's IBV_WC_RETRY_EXC_ERR, then flushes).
+  std::optional<Time> failed_at;
+  std::int64_t failed_messages = 0;
 
   // Receiver.
   std::uint64_t expected_sequence = 0;
@@ -58,7 +67,7 @@ struct QueuePair {
   std::optional<DcqcnNotificationPoint> notification_point;
   std::int64_t cnps_sent = 0;
 
-  [[nodiscard]] bool has_unsent() const { return next_sequence < end_sequence; }
+  [[nodiscard]] bool has_unsent() const { return !failed_at && next_sequence < end_sequence; }
 };
 
 }  // namespace lockstep

@@ -26,7 +26,8 @@ namespace po = boost::program_options;
 std::string outcome_name(const RunSummary& summary) {
   if (summary.outcome == RunOutcome::kReachedLimit) return "reached_until";
   if (!summary.job_outcome.empty()) return summary.job_outcome;
-  return summary.stalled ? "stalled" : "completed";
+  if (summary.stalled) return "stalled";
+  return summary.flows_failed ? "flows_failed" : "completed";
 }
 
 // A network that takes long to build or much memory is announced before the wait, with what to

@@ -74,9 +74,16 @@ std::string traffic_findings(const TrafficDriver& driver, const Topology& topolo
   report +=
       "\n" + (cluster.packet_fabric() ? packet_findings(*cluster.packet_fabric(), wall, link_events)
                                       : flow_findings(*cluster.flow_fabric(), link_events));
-  if (outcome == RunOutcome::kDrained && !driver.all_complete()) {
-    report += "\nwarning: the network went idle with " + std::to_string(s.flows - s.completed) +
-              " flows unfinished";
+  if (s.failed > 0) {
+    report += "\n" + std::to_string(s.failed) +
+              " flows failed: their queue pair ran out of retries (failed_flows, queue_pairs)";
+    if (s.abandoned > 0) {
+      report += "; " + std::to_string(s.abandoned) + " flows waiting on them never started";
+    }
+  }
+  if (outcome == RunOutcome::kDrained && !driver.all_settled()) {
+    report += "\nwarning: the network went idle with " +
+              std::to_string(s.flows - s.completed - s.failed - s.abandoned) + " flows unfinished";
   }
   return report;
 }
@@ -133,7 +140,7 @@ RunSummary run_scenario(const LoadedScenario& loaded, RecordBackend& output,
   std::unique_ptr<TrafficDriver> driver;
   if (scenario.traffic) {
     driver = std::make_unique<TrafficDriver>(sim, cluster->network(), loaded.flows, output,
-                                             TrafficDriverOptions{.stop_when_all_complete = !job});
+                                             TrafficDriverOptions{.stop_when_settled = !job});
   }
   const Time limit = run_limit(scenario);
   const auto flow_count = static_cast<double>(loaded.flows.size());
@@ -161,7 +168,7 @@ RunSummary run_scenario(const LoadedScenario& loaded, RecordBackend& output,
   }
   // The job's end, whichever it was (its last step, out of memory, a hang, a crash), stopping
   // the run is its normal end.
-  const bool done = job ? job->outcome() != JobOutcome::kRunning : driver->all_complete();
+  const bool done = job ? job->outcome() != JobOutcome::kRunning : driver->all_settled();
   if (outcome == RunOutcome::kStopped && done) outcome = RunOutcome::kDrained;
   if (cluster) cluster->finish();
   if (job) job->flush();
@@ -169,14 +176,12 @@ RunSummary run_scenario(const LoadedScenario& loaded, RecordBackend& output,
   if (faults) faults->flush();
   if (defences) defences->flush();
 
-  RunSummary summary{outcome,
-                     outcome == RunOutcome::kDrained && !done,
-                     job ? job_outcome_name(job->outcome()) : std::string(),
-                     sim.now(),
-                     sim.events_processed(),
-                     {},
-                     {}};
+  RunSummary summary{outcome,   outcome == RunOutcome::kDrained && !done,
+                     false,     job ? job_outcome_name(job->outcome()) : std::string(),
+                     sim.now(), sim.events_processed(),
+                     {},        {}};
   summary.kind = job && driver ? "job with traffic" : job ? "job" : "traffic";
+  summary.flows_failed = driver && driver->failed() > 0;
   if (job) {
     char line[128];
     std::snprintf(line, sizeof line, "\nsimulated %s in %.3f s of wall time, %llu events",

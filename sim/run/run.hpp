@@ -24,6 +24,8 @@ struct RunSummary {
   RunOutcome outcome = RunOutcome::kDrained;  // kStopped: `stop` asked for it
   // Drained with work unfinished: nothing left could move it (a flow over a cable at 0 b/s).
   bool stalled = false;
+  // Some flow's queue pair ran out of retries (the traffic's; a job's shows in job_outcome).
+  bool flows_failed = false;
   // How the training job ended (job_outcome_name: completed, out_of_memory, hang, ...): a crash
   // or a hang is a result of the simulated cluster, not an error. Empty without a job.
   std::string job_outcome;

@@ -153,8 +153,15 @@ Schema<TransportScenarioConfig> transport_schema() {
       .value("header", &T::header, "62B", "bytes of headers per packet (RoCEv2: 62)")
       .value("traffic_class", &T::traffic_class, "3", "class of RDMA data packets (0-7)",
              at_least<std::int64_t>(0))
-      .value("retransmit_timeout", &T::retransmit_timeout, "1ms",
-             "go-back-N resends when nothing was acknowledged for this long", above(Duration()))
+      .value("qp_timeout", &T::qp_timeout, "20",
+             "queue pairs' local ACK timeout as ibverbs and NCCL_IB_TIMEOUT give it: go-back-N "
+             "resends when nothing was acknowledged for 4.096us x 2^qp_timeout (20: 4.3s; 0: "
+             "never)",
+             at_least<std::int64_t>(0))
+      .value("retry_count", &T::retry_count, "7",
+             "timeouts in a row a queue pair resends on before it fails and its user gets an "
+             "error (NCCL_IB_RETRY_CNT)",
+             at_least<std::int64_t>(0))
       .choice("congestion_control", &T::congestion_control,
               {{"dcqcn", CongestionControl::kDcqcn}, {"none", CongestionControl::kNone}}, "dcqcn",
               "sender rate control")
@@ -167,6 +174,9 @@ Schema<TransportScenarioConfig> transport_schema() {
               "CNP for every mark, on its ACK or NACK)")
       .check([](const T& t, const Schema<T>::Checker& report) {
         if (t.traffic_class > 7) report.error("traffic_class", "must lie between 0 and 7");
+        // ibverbs' fields are 5 and 3 bits wide.
+        if (t.qp_timeout > 31) report.error("qp_timeout", "must lie between 0 and 31");
+        if (t.retry_count > 7) report.error("retry_count", "must lie between 0 and 7");
       });
   return s;
 }

@@ -287,8 +287,8 @@ class LoaderOnARealRun(unittest.TestCase):
     def test_tables_lists_the_job_and_network_tables_and_not_meta(self):
         self.assertEqual(la.tables(self.path),
                          ["blocked_ranks", "defences", "flow_samples", "goodput", "messages",
-                          "port_samples", "port_totals", "ports", "rank_memory", "rank_ops",
-                          "rank_placement", "rank_steps", "steps"])
+                          "port_samples", "port_totals", "ports", "queue_pairs", "rank_memory",
+                          "rank_ops", "rank_placement", "rank_steps", "steps"])
         self.assertEqual(la.run_kind(self.path), "job")
 
     def test_every_table_loads_as_a_dataframe_with_columns_in_file_order(self):
@@ -537,10 +537,11 @@ class SchemaDoc(unittest.TestCase):
         self.assertEqual(self.written_by["/meta"], {"job", "fabric", "nccl-tests"})
         job = {name for name, kinds in self.written_by.items() if "job" in kinds}
         fabric = {name for name, kinds in self.written_by.items() if "fabric" in kinds}
-        network = {"messages", "ports", "port_totals", "port_samples", "flow_samples"}
+        network = {"messages", "ports", "port_totals", "port_samples", "flow_samples",
+                   "queue_pairs"}
         self.assertEqual(job, {"/meta", "rank_ops", "rank_placement", "rank_steps", "steps",
                                "rank_memory", "blocked_ranks", "goodput", "defences"} | network)
-        self.assertEqual(fabric, {"/meta", "flows"} | network)
+        self.assertEqual(fabric, {"/meta", "flows", "failed_flows"} | network)
         faulted = {name for name, kinds in self.written_by.items() if "faulted" in kinds}
         self.assertEqual(faulted, {"faults", "defences"})
         collectives = {name for name, kinds in self.written_by.items() if "nccl-tests" in kinds}
@@ -882,8 +883,8 @@ class FabricVictimRun(unittest.TestCase):
 
     def test_tables_lists_the_fabric_tables_and_run_kind_says_fabric(self):
         self.assertEqual(la.tables(self.path),
-                         ["flow_samples", "flows", "messages", "port_samples", "port_totals",
-                          "ports"])
+                         ["failed_flows", "flow_samples", "flows", "messages", "port_samples",
+                          "port_totals", "ports", "queue_pairs"])
         self.assertEqual(la.run_kind(self.path), "fabric")
         with self.assertRaisesRegex(KeyError, "flow_samples, flows, messages"):
             la.load_table(self.path, "steps")
@@ -1287,8 +1288,10 @@ class FabricHelpers(unittest.TestCase):
         """A message whose first packet left at t = 0 and was resent keeps t = 0 as its first send."""
         with tempfile.TemporaryDirectory() as directory:
             out = Path(directory) / "resent.h5"
-            # One 3-packet flow and a 1 us timeout: shorter than the round trip, so it resends.
-            run_lockstep(out, VICTIM, "--set", "network.transport.retransmit_timeout=1us",
+            # One 3-packet flow and the shortest QP timeout, 8.192 us: shorter than the round trip
+            # over 2 us cables (over 16 us), so it resends.
+            run_lockstep(out, VICTIM, "--set", "network.transport.qp_timeout=1",
+                         "--set", "network.topology.link_delay=2us",
                          "--set", "traffic.flows=[{source: 0, destination: 5, size: 3KB}]")
             self.assertGreater(int(la.load_table(out, "port_totals").query("node == 0")
                                    ["packets_sent"].iloc[0]), 3, "nothing was resent")

@@ -13,6 +13,8 @@ struct Completions final : MessageListener {
   void on_message_complete(const Message& m, const MessageTimes& t) override {
     done.emplace_back(m, t);
   }
+  std::vector<std::pair<Message, Time>> failed;
+  void on_message_failed(const Message& m, Time at) override { failed.emplace_back(m, at); }
 };
 
 }  // namespace lockstep::testing

@@ -53,6 +53,7 @@ const EcnConfig kPaperRed{true, Bytes(5'000), Bytes(200'000), 0.01};
 
 struct Ignore final : MessageListener {
   void on_message_complete(const Message&, const MessageTimes&) override {}
+  void on_message_failed(const Message&, Time) override { FAIL("a queue pair failed"); }
 };
 
 // Bytes are conserved and the lossless class never drops.
@@ -425,6 +426,7 @@ EcmpRun run_ecmp(std::uint64_t seed) {
   struct Count final : MessageListener {
     std::int64_t done = 0;
     void on_message_complete(const Message&, const MessageTimes&) override { ++done; }
+    void on_message_failed(const Message&, Time) override { FAIL("a queue pair failed"); }
   } count;
   for (std::int32_t h = 0; h < kHosts; ++h) {
     (void)network.send(h, (h + kHostsPerLeaf) % kHosts, Bytes(kPacketsPerFlow * kPayload), 0,
@@ -536,6 +538,7 @@ TEST_CASE(
   struct CountCompletions final : MessageListener {
     int completed = 0;
     void on_message_complete(const Message&, const MessageTimes&) override { ++completed; }
+    void on_message_failed(const Message&, Time) override { FAIL("a queue pair failed"); }
   };
   for (const CnpCarrier carrier : {CnpCarrier::kAckOrNack, CnpCarrier::kOwnFrame}) {
     CAPTURE(static_cast<int>(carrier));

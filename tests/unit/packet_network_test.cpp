@@ -142,7 +142,7 @@ IncastRun incast(bool pfc, std::int32_t senders, bool victim) {
   const Routing routing(topology);
   PacketNetworkConfig config = lossless_config();
   if (!pfc) config.switches.pfc.lossless.reset();
-  config.transport.retransmit_timeout = Duration::us(100);
+  config.transport.ack_timeout = qp_ack_timeout(10);  // 4.2 ms
   testing::MemoryBackend output;
   PacketNetwork network(sim, routing, config, 1, output);
   Completions completions;
@@ -158,6 +158,24 @@ IncastRun incast(bool pfc, std::int32_t senders, bool victim) {
   for (const QueuePair& f : network.flows()) run.retransmitted += f.retransmitted_packets;
   for (const auto& [m, t] : completions.done) {
     if (m.source == senders) run.victim = t.acknowledged - t.submitted;
+  }
+  // Every resend leaves its sender's port, counted there as the flows count it.
+  std::int64_t resent_at_nics = 0;
+  for (std::int32_t e = 0; e < topology.endpoint_count(); ++e) {
+    for (const ClassCounters& k : network.nic(e).port().counters().classes) {
+      resent_at_nics += k.resent_packets;
+    }
+  }
+  CHECK(resent_at_nics == run.retransmitted);
+  // Pause frames are pauses, refreshes and resumes; by the end every pause was resumed.
+  for (NodeId n = topology.endpoint_count(); n < topology.node_count(); ++n) {
+    Switch& s = network.switch_node(n);
+    for (std::size_t p = 0; p < s.port_count(); ++p) {
+      for (const ClassCounters& k : s.port(p).counters().classes) {
+        CHECK(k.pauses_sent == k.xoff_sent + k.xoff_refreshed + k.xon_sent);
+        CHECK(k.xoff_sent == k.xon_sent);
+      }
+    }
   }
   // PFC keeps every lossless ingress within XOFF plus headroom: a packet beyond would be a drop.
   check_invariants(network, pfc);
@@ -278,7 +296,7 @@ TEST_CASE("on a lossy class a slow host's NIC drops, and go-back-N still deliver
   const Routing routing(topology);
   PacketNetworkConfig config = lossless_config();
   config.switches.pfc.lossless.reset();
-  config.transport.retransmit_timeout = Duration::us(100);
+  config.transport.ack_timeout = qp_ack_timeout(10);  // 4.2 ms
   testing::MemoryBackend output;
   PacketNetwork network(sim, routing, config, 1, output);
   network.limit_endpoint(1, BitRate::gbps(50));

@@ -562,7 +562,7 @@ TEST_CASE("the driver can stop the run once every flow is acknowledged") {
   Ticker ticker{sim};
   ticker.tick();
   TrafficDriver driver(sim, network, chained_example(), output,
-                       TrafficDriverOptions{.stop_when_all_complete = true});
+                       TrafficDriverOptions{.stop_when_settled = true});
   driver.start();
   CHECK(sim.run() == RunOutcome::kStopped);
   CHECK(sim.now() == Time::from_ps(5'335'000));

@@ -32,6 +32,8 @@ def _ending(run):
         return _out_of_memory(run)
     if outcome in ("hang", "collective_timeout"):
         ended = _blocked(run, outcome)
+    elif outcome == "network_error":
+        ended = _network_error(run)
     elif outcome in ("node_drained", "no_spare_nodes"):
         ended = _drained(run, outcome)
     elif outcome == "stalled":
@@ -116,6 +118,65 @@ def _blocked(run, outcome):
                          targets=frozenset([*(f"rank {r}" for r in culprits),
                                             *(f"gpu {g}" for g in gpus),
                                             *(f"node {s}" for s in servers)]))
+
+
+def _network_error(run):
+    """Queue pairs that ran out of retries: the NIC that every one of them goes through, its
+    cable, and the watchdog's abort on NCCL's error."""
+    qps = run.rows("queue_pairs")
+    failed = qps[qps["failed_ps"] >= 0] if not qps.empty else qps
+    ends = failed["source"].tolist() + failed["destination"].tolist()
+    shared = sorted({e for e in ends if ends.count(e) == len(failed)}) if len(failed) else []
+    nics = shared or sorted(set(ends))
+    # Both ends of a queue pair are on its path; the dead cable is the one whose ports lost
+    # packets (a lossless fabric drops nothing else).
+    dropping = [n for n in nics if _cable_dropped(run, n)]
+    nics = dropping or nics
+    transport = run.scenario["network"]["transport"]
+    timeout_ps = 4_096_000 * 2 ** int(transport["qp_timeout"])
+    retries = int(transport["retry_count"])
+    names = run.names
+    ports = run.nic_ports
+    cables = [f"{names.node(n)} - {names.node(ports.loc[n, 'peer'])}" for n in nics
+              if n in ports.index]
+    ranks = [r for r in (run.rank_on(n) for n in nics) if r is not None]
+    servers = sorted({run.server(n) for n in nics})
+    first = int(failed["failed_ps"].min()) if len(failed) else UNKNOWN_PS
+    evidence = (f"{len(failed)} queue pair(s) ran out of retries, the first at {duration(first)}: "
+                f"{retries + 1} local ACK timeouts of {duration(timeout_ps)} in a row "
+                f"(network.transport.qp_timeout {transport['qp_timeout']}, retry_count {retries})"
+                f"; every one of them goes through {listed('NIC', nics)}"
+                + (f" ({listed('rank', ranks)} on {listed('server', servers)})" if ranks else "")
+                + (f", cable {', '.join(cables)}" if cables else ""))
+    watchdog = run.rows("defences")
+    watchdog = watchdog[watchdog["defence"] == "watchdog"] if not watchdog.empty else watchdog
+    if not watchdog.empty:
+        evidence += (f"; the watchdog aborted the job at {duration(watchdog['at_ps'].iloc[0])}: "
+                     f"{watchdog['detail'].iloc[0]}")
+    recovery = _recovery_left_off(run.scenario["defences"])
+    action = (f"Check {', '.join(cables) or listed('NIC', nics)}: link state and flap log on the "
+              f"switch port, the NIC's counters (ibstat, ethtool -S); drain "
+              f"{listed('server', servers)} until it is fixed, and restart from the last "
+              "checkpoint" + (f"; {recovery} would do it unattended." if recovery else ".")
+              + f" NCCL reported the dead path {duration((retries + 1) * timeout_ps)} after it died: "
+              "NCCL_IB_TIMEOUT and NCCL_IB_RETRY_CNT set that wait.")
+    targets = {*(f"nic {n}" for n in nics), *(f"gpu {n}" for n in nics),
+               *(f"rank {r}" for r in ranks), *(f"node {s}" for s in servers),
+               *(f"cable {names.scenario_name(n)}-{names.scenario_name(ports.loc[n, 'peer'])}"
+                 for n in nics if n in ports.index)}
+    return _interruption("reliability", "network_error", ids(ranks), ids(servers), evidence,
+                         action, targets=frozenset(targets))
+
+
+def _cable_dropped(run, nic):
+    """Whether the NIC's port or the switch port facing it dropped packets."""
+    totals, ports = run.rows("port_totals"), run.nic_ports
+    if totals.empty or nic not in ports.index:
+        return False
+    peer, peer_port = int(ports.loc[nic, "peer"]), int(ports.loc[nic, "peer_port"])
+    ends = (((totals["node"] == nic) & (totals["port"] == 0))
+            | ((totals["node"] == peer) & (totals["port"] == peer_port)))
+    return int(totals.loc[ends, "dropped_packets"].sum()) > 0
 
 
 def _recovery_left_off(defences):
