@@ -40,6 +40,10 @@ void EgressPort::enqueue(Packet* packet) {
   serve();
 }
 
+void EgressPort::mark_leaving_above(Bytes bytes) {
+  for (Queue& queue : data_) queue.congested_above = bytes.count();
+}
+
 void EgressPort::set_rate(BitRate rate) {
   if (rate.bps() < 0) throw std::invalid_argument("a port's rate cannot be negative");
   stopped_ = rate.bps() == 0;
@@ -106,6 +110,12 @@ void EgressPort::start_next() {
   Packet* packet = next_packet();
   if (packet == nullptr) return;
   const bool control = is_control(packet->kind);
+  if (!control) {
+    const std::int64_t behind = data_[packet->priority].fifo.bytes();
+    if (behind > data_[packet->priority].congested_above) [[unlikely]] {
+      owner_.on_congested_departure(*packet, index_, behind);
+    }
+  }
   in_transmission_ = Departure{packet->size_bytes, packet->ingress_port, packet->priority, control};
   const Duration serialization = ps_per_byte_ != 0
                                      ? Duration::ps(std::int64_t{packet->size_bytes} * ps_per_byte_)

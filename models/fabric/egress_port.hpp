@@ -26,6 +26,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <memory>
 
 #include "models/fabric/link.hpp"
@@ -57,6 +58,10 @@ class PortOwner {
  public:
   virtual ~PortOwner() = default;
   virtual void on_departure(const Departure& departure, std::uint16_t port) = 0;
+  // A data packet starts to leave `port` with more than mark_leaving_above() bytes queued behind
+  // it: the owner may mark it congestion-experienced (ECN at dequeue).
+  virtual void on_congested_departure(Packet& /*packet*/, std::uint16_t /*port*/,
+                                      std::int64_t /*queue_bytes*/) {}
 };
 
 class alignas(64) EgressPort {
@@ -83,6 +88,10 @@ class alignas(64) EgressPort {
   // behind it.
   [[nodiscard]] bool halted() const { return halted_; }
   [[nodiscard]] bool down() const { return lost_ != nullptr; }
+
+  // From now on the owner hears of every data packet that leaves more than `bytes` behind it in its
+  // class's queue (on_congested_departure). Never, unless called.
+  void mark_leaving_above(Bytes bytes);
 
   // A pause frame for `traffic_class` arrived from the peer (quanta 0 resumes at once).
   void apply_pause(int traffic_class, std::uint16_t quanta);
@@ -122,7 +131,9 @@ class alignas(64) EgressPort {
     PacketFifo fifo;
     std::int64_t max_bytes = 0;
     Time paused_until;  // data classes: the peer's pause holds the class until then
+    std::int64_t congested_above = std::numeric_limits<std::int64_t>::max();
   };
+  static_assert(sizeof(Queue) == 64);
   // Counted where something unusual happens: a mark, a drop, a pause, a resent packet.
   struct RareCounts {
     std::int64_t ecn_marked = 0;

@@ -28,6 +28,9 @@ Switch::Switch(Simulator& sim, std::int32_t node, const SwitchConfig& config, Pa
   for (std::size_t i = 0; i < delays.size(); ++i) {
     ports_.emplace_back(sim, rates[i], delays[i], *this, DepartureNotice::kAtDequeue,
                         static_cast<std::uint16_t>(i));
+    if (config_.ecn.enabled && config_.ecn.mark_at == EcnMarkPoint::kDequeue) {
+      ports_[i].mark_leaving_above(config_.ecn.kmin);
+    }
   }
 }
 
@@ -63,14 +66,21 @@ void Switch::receive(Packet* packet, std::uint16_t ingress_port) {
     send_pause(ingress_port, c, kPauseQuanta);
     schedule_refresh(ingress_port, c);
   }
-  if (packet->ecn_capable) {
-    const double p = ecn_mark_probability(config_.ecn, out.queue_bytes(c));
-    if (p > 0.0 && (p >= 1.0 || marking_.uniform() < p)) {
-      packet->congestion_experienced = true;
-      out.count_ecn_mark(c);
-    }
-  }
+  if (config_.ecn.mark_at == EcnMarkPoint::kEnqueue) mark(*packet, out, out.queue_bytes(c));
   out.enqueue(packet);
+}
+
+void Switch::on_congested_departure(Packet& packet, std::uint16_t port, std::int64_t queue_bytes) {
+  mark(packet, ports_[port], queue_bytes);
+}
+
+void Switch::mark(Packet& packet, EgressPort& port, std::int64_t queue_bytes) {
+  if (!packet.ecn_capable) return;
+  const double p = ecn_mark_probability(config_.ecn, queue_bytes);
+  if (p > 0.0 && (p >= 1.0 || marking_.uniform() < p)) {
+    packet.congestion_experienced = true;
+    port.count_ecn_mark(packet.priority);
+  }
 }
 
 void Switch::on_departure(const Departure& departure, std::uint16_t /*port*/) {

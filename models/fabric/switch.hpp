@@ -1,12 +1,13 @@
 // An output-queued shared-buffer switch: packets arriving on an ingress port leave by the port
 // their route names (their flow's per-flow ECMP path, routing.hpp), are admitted into the shared
-// buffer (shared_buffer.hpp), ECN-marked by RED on the egress class queue and queued at the egress
-// port. Pause frames from a neighbour pause the egress port they arrive on; the switch's own
-// XOFF/XON go out of the ingress port that filled up, as real frames on the reverse link, and XOFF
-// is refreshed at half its pause time while the class stays above XON. A packet's buffer is freed
-// when its transmission starts (egress_port.hpp). Zero switching latency (store and forward only,
-// as in the benchmark configuration). Left out: cut-through, control frames' buffer use, and
-// egress limits on lossless classes (lossy ones are admitted by their egress queue).
+// buffer (shared_buffer.hpp), queued at the egress port and ECN-marked by RED on the egress class
+// queue as they leave it (or as they join it: EcnConfig::mark_at). Pause frames from a neighbour
+// pause the egress port they arrive on; the switch's own XOFF/XON go out of the ingress port that
+// filled up, as real frames on the reverse link, and XOFF is refreshed at half its pause time while
+// the class stays above XON. A packet's buffer is freed when its transmission starts
+// (egress_port.hpp). Zero switching latency (store and forward only, as in the benchmark
+// configuration). Left out: cut-through, control frames' buffer use, and egress limits on lossless
+// classes (lossy ones are admitted by their egress queue).
 #pragma once
 
 #include <cstdint>
@@ -30,6 +31,8 @@ class Switch final : public PacketReceiver, public PortOwner {
 
   void receive(Packet* packet, std::uint16_t ingress_port) override;
   void on_departure(const Departure& departure, std::uint16_t port) override;
+  void on_congested_departure(Packet& packet, std::uint16_t port,
+                              std::int64_t queue_bytes) override;
 
   // The link of port `port` went down: what the port held is lost (its buffer freed, as if sent),
   // and so is every packet routed to it until port_up(); both go to `lost`.
@@ -52,6 +55,8 @@ class Switch final : public PacketReceiver, public PortOwner {
   void send_pause(std::uint16_t port, int traffic_class, std::uint16_t quanta);
   void refresh_pause(std::uint64_t key);
   void schedule_refresh(std::uint16_t port, int traffic_class);
+  // RED on `queue_bytes`: marks the packet congestion-experienced with its probability.
+  void mark(Packet& packet, EgressPort& port, std::int64_t queue_bytes);
 
   Simulator& sim_;
   std::int32_t node_;

@@ -22,11 +22,19 @@ struct PfcConfig {
   Bytes xon_gap = Bytes(2 * 1062);
 };
 
+// When a switch decides on a packet's ECN mark. At dequeue the mark reflects the queue the packet
+// leaves behind, so the sender hears of congestion one queueing delay sooner than when the mark
+// reflects the queue it joined: HPCC's ns-3 switch (SwitchNotifyDequeue) and htsim's ECN queue
+// mark on dequeue. With a deep queue the later signal lets it overshoot into PFC, whose per-ingress
+// shares then favour senders near the bottleneck (scenarios/fabric/incast_shares.yaml).
+enum class EcnMarkPoint : std::uint8_t { kDequeue, kEnqueue };
+
 struct EcnConfig {
   bool enabled = true;
   Bytes kmin = Bytes(400'000);
   Bytes kmax = Bytes(1'600'000);
   double pmax = 0.2;
+  EcnMarkPoint mark_at = EcnMarkPoint::kDequeue;
 };
 
 struct SwitchConfig {

@@ -122,6 +122,10 @@ Schema<EcnConfig> ecn_schema() {
       .value("kmin", &EcnConfig::kmin, "400KB", "queue below which nothing is marked")
       .value("kmax", &EcnConfig::kmax, "1600KB", "queue above which everything is marked")
       .value("pmax", &EcnConfig::pmax, "20%", "marking probability at kmax", at_least(0.0))
+      .choice("mark_at", &EcnConfig::mark_at,
+              {{"dequeue", EcnMarkPoint::kDequeue}, {"enqueue", EcnMarkPoint::kEnqueue}}, "dequeue",
+              "when a packet is marked: as it leaves, by the queue behind it (HPCC's ns-3, htsim), "
+              "or as it joins, by the queue ahead of it")
       .check([](const EcnConfig& ecn, const Schema<EcnConfig>::Checker& report) {
         if (ecn.kmax <= ecn.kmin) report.error("kmax", "must be larger than kmin");
         if (ecn.pmax > 1.0) report.error("pmax", "a probability cannot exceed 100%");

@@ -19,8 +19,15 @@ SOURCE = Path(os.environ["LOCKSTEP_SOURCE_DIR"])
 INCAST_128 = SOURCE / "scenarios" / "bench" / "incast_128_1000B.yaml"
 VICTIM = SOURCE / "scenarios" / "fabric" / "victim.yaml"
 STORM = SOURCE / "scenarios" / "war-stories" / "6_pfc_storm.yaml"
+SHARES = SOURCE / "scenarios" / "fabric" / "incast_shares.yaml"
 PAYLOAD = 1000
 FLOW_BYTES = 2_000_000
+# Incast-128's FCT by sender position in HPCC's ns-3 (DCQCN, same topology and profile), us:
+# (min, median, max) of hosts 1-3 (host 0's rack), 4-15 (its pod) and 16-127 (other pods).
+NS3_POSITIONS = {"rack": (14805, 15084, 15330), "pod": (16007, 17182, 17596),
+                 "far": (9356, 18124, 21090)}
+
+
 # 4.096 us x 2^timeout, as ibverbs sets a queue pair's local ACK timeout.
 def qp_timeout_ps(exponent):
     return 4_096_000 * 2 ** exponent
@@ -88,6 +95,28 @@ class Incast128(unittest.TestCase):
         self.assertEqual(int(to_host0["resent_bytes"].sum()), arrived * (PAYLOAD + 62))
         self.assertEqual(len(la.load_table(self.short, "flows")), 127)
 
+    def test_who_wins_the_incast_matches_ns3_by_position(self):
+        """Marking at dequeue, as ns-3's switch does: each position's median FCT within 10% of
+        ns-3's, in ns-3's order (rack, then pod, then the rest); marking at enqueue lets the nearby
+        senders run away with the first phase (scenarios/fabric/incast_shares.yaml)."""
+        def medians(path):
+            flows = la.load_table(path, "flows")
+            fct_us, source = flows["fct_ps"] / 1e6, flows["source"]
+            return {"rack": fct_us[source <= 3].median(),
+                    "pod": fct_us[(source >= 4) & (source <= 15)].median(),
+                    "far": fct_us[source >= 16].median()}
+        default = medians(self.default)
+        for position, (_, ns3_median, _) in NS3_POSITIONS.items():
+            self.assertLess(abs(default[position] / ns3_median - 1), 0.10, (position, default))
+        self.assertLess(default["rack"], default["pod"])
+        self.assertLess(default["pod"], default["far"])
+        with tempfile.TemporaryDirectory() as directory:
+            out = Path(directory) / "enqueue.h5"
+            run(out, INCAST_128, "network.switches.ecn.mark_at=enqueue")
+            enqueue = medians(out)
+        self.assertLess(enqueue["rack"], 0.8 * NS3_POSITIONS["rack"][1])
+        self.assertLess(enqueue["pod"], 0.8 * NS3_POSITIONS["pod"][1])
+
     def test_pause_frames_split_into_pauses_refreshes_and_resumes(self):
         ports = la.load_table(self.default, "port_totals")
         self.assertGreater(int(ports["pauses_sent"].sum()), 0)
@@ -95,6 +124,50 @@ class Incast128(unittest.TestCase):
         self.assertTrue((ports["pauses_sent"] == parts).all())
         # Every pause the switches sent was resumed by the end.
         self.assertTrue((ports["xoff_sent"] == ports["xon_sent"]).all())
+
+
+class IncastShares(unittest.TestCase):
+    """scenarios/fabric/incast_shares.yaml: host 1 on the receiver's leaf, hosts 4-6 behind the
+    spine; leaf 0's port to host 0 is the bottleneck, with two ingresses (host 1's, the spine's)."""
+
+    def fcts(self, *overrides):
+        with tempfile.TemporaryDirectory() as directory:
+            out = Path(directory) / "shares.h5"
+            run(out, SHARES, *overrides)
+            flows = la.load_table(out, "flows").set_index("source")
+            return flows["fct_ps"], int(la.load_table(out, "port_totals")["pauses_sent"].sum())
+
+    def test_pfc_alone_halves_the_bottleneck_per_ingress_and_never_idles_it(self):
+        """Sizes in the shares per-ingress PFC gives (host 1 a half, hosts 4-6 a sixth each): the
+        remote flows end together, having had about half the bottleneck, and host 1's ends when
+        the last of 120,000 packets has crossed the busy bottleneck."""
+        fct, pauses = self.fcts(
+            "network.transport.congestion_control=none",
+            "traffic.flows=[{source: 1, destination: 0, size: 60MB}, "
+            "{source: 4, destination: 0, size: 20MB}, {source: 5, destination: 0, size: 20MB}, "
+            "{source: 6, destination: 0, size: 20MB}]")
+        self.assertGreater(pauses, 0)
+        packet_ps = (PAYLOAD + 62) * 8 * 10  # 1062 B at 100 Gb/s: 84,960 ps
+        ack_ps = 64 * 8 * 10
+        # Host 1's first packet reaches leaf 0 after its NIC's serialization and 1 us; from then
+        # the bottleneck sends 120,000 packets back to back; the last one's acknowledgement
+        # returns over two 1 us cables.
+        first_at_leaf = packet_ps + 1_000_000
+        last_delivered = first_at_leaf + 120_000 * packet_ps + 1_000_000
+        self.assertEqual(int(fct[1]), last_delivered + 2 * (ack_ps + 1_000_000))
+        remote = [int(fct[h]) for h in (4, 5, 6)]
+        self.assertLess(max(remote) / min(remote) - 1, 0.001)
+        # Half of the bottleneck, and a little more: until the first pause the FIFO serves the
+        # spine's ingress three packets in four.
+        remote_share = 3 * 20_000 * packet_ps / max(remote)
+        self.assertGreater(remote_share, 0.50)
+        self.assertLess(remote_share, 0.55)
+
+    def test_dcqcn_shares_it_per_flow_without_a_pause(self):
+        fct, pauses = self.fcts()
+        self.assertEqual(pauses, 0)
+        # A quarter each: no flow ends more than 12% after another.
+        self.assertLess(fct.max() / fct.min(), 1.12)
 
 
 class DeadPath(unittest.TestCase):
