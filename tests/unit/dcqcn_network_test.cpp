@@ -387,6 +387,108 @@ TEST_CASE("the DCQCN bottleneck queue of 2 and 4 long flows settles near the flu
   CHECK(std::abs(ratio - expected) <= 0.15 * expected);
 }
 
+// DCQCN settling with many flows: N - 1 flows at equilibrium on the 40 Gb/s bottleneck, all NICs at
+// 40 Gb/s, and one more joining at 300 ms, observed for 500 ms. Reference.md's criterion, every
+// flow's 20 ms average within 10% of fair share, is met 29 ms after the join at N = 2 and never in
+// 400 ms at N = 16, while the fluid model converges faster as N grows. Why, measured here and on
+// seeds 1-3:
+// - The mean transient is the fluid model's: the newcomer's 20 ms average reaches 90% of the share
+//   42 to 59 ms after joining whatever N, and the queue settles where the fixed point puts it (N =
+//   8: q* = 126 KB, measured 118-119 KB). At N = 16 the fixed point needs p* = 1.56%, more than the
+//   paper's Pmax of 1%: q* would be 309 KB, above Kmax, so the queue rides just under Kmax (185
+//   KB).
+// - What fails is the conjunction. Each flow's 20 ms average deviates from its share by 8 to 10%
+// RMS
+//   at N = 8 and 16 (4% at N = 2): which flow's packets carry the marks of a 50 us CNP interval is
+//   a lottery at packet level, and a flow sends only 15 packets per interval at N = 16. It is not
+//   the switch's coin flips (marking every 1/p-th packet instead leaves 8.6% RMS at N = 16) nor the
+//   additive step being large against a small share (R_AI scaled by 2/N: 7.7%). A flow is within
+//   10% in about 70-77% of the windows, and all N at once about that to the power N: 0.77^8 = 0.12
+//   (measured 0.14-0.20), 0.71^16 = 0.004 (measured 0.00-0.01).
+// - Over 300 ms every flow's mean is within 10% of its share (measured within 1.7-7.1%).
+// So the test checks the fluid-like transient and equilibrium, long-run fairness, and that the
+// fraction of windows with every flow within 10% is what independent per-flow noise predicts.
+struct Settling {
+  int newcomer_ms = -1;     // the newcomer's 20 ms average first at 90% of the share
+  double queue = 0.0;       // mean bottleneck queue over the last 300 ms
+  double worst_mean = 0.0;  // largest |300 ms mean / share - 1| over the flows
+  double one_within = 0.0;  // fraction of (flow, 20 ms window) pairs within 10% of the share
+  double all_within = 0.0;  // fraction of 20 ms windows with every flow within 10%
+};
+
+Settling settle(std::int32_t n) {
+  constexpr int kJoin = 300;
+  constexpr int kHorizon = 500;
+  DcqcnStar run(n, kBottleneck, 1);
+  std::vector<int> starts(static_cast<std::size_t>(n - 1), 0);
+  starts.push_back(kJoin);
+  run.run(starts, kJoin + kHorizon);
+  const Observer& o = run.observer();
+  const double share = kGoodput / n;
+  Settling s;
+  for (int end = kJoin + 20; end <= kJoin + kHorizon && s.newcomer_ms < 0; ++end) {
+    if (o.mean_goodput(static_cast<std::size_t>(n - 1), end - 20, end) >= 0.9 * share) {
+      s.newcomer_ms = end - kJoin;
+    }
+  }
+  int windows = 0;
+  int all = 0;
+  int one = 0;
+  for (int end = kJoin + 100; end <= kJoin + kHorizon; ++end) {
+    bool every = true;
+    for (std::size_t f = 0; f < static_cast<std::size_t>(n); ++f) {
+      const bool within = std::abs(o.mean_goodput(f, end - 20, end) / share - 1) <= 0.1;
+      one += within ? 1 : 0;
+      every = every && within;
+    }
+    all += every ? 1 : 0;
+    ++windows;
+  }
+  s.one_within = static_cast<double>(one) / (windows * n);
+  s.all_within = static_cast<double>(all) / windows;
+  for (std::size_t f = 0; f < static_cast<std::size_t>(n); ++f) {
+    const double mean = o.mean_goodput(f, kJoin + 200, kJoin + kHorizon) / share;
+    s.worst_mean = std::max(s.worst_mean, std::abs(mean - 1));
+  }
+  s.queue = o.mean_queue(kJoin + 200, kJoin + kHorizon);
+  CHECK(o.conservation_failures() == 0);
+  check_invariants(run.network());
+  return s;
+}
+
+TEST_CASE(
+    "with many DCQCN flows the mean settles as the fluid model does; the noise of packet-level "
+    "marking keeps the flows from being within 10% all at once") {
+  const DcqcnParams params = DcqcnParams::paper(kBottleneck);
+  for (const std::int32_t n : {8, 16}) {
+    CAPTURE(n);
+    const Settling s = settle(n);
+    const double p_star =
+        dcqcn_equilibrium_marking_probability(n, kBottleneck, params, Bytes(kWire));
+    MESSAGE(n << " flows: newcomer at 90% after " << s.newcomer_ms << " ms; queue " << s.queue
+              << " B (p* " << p_star << "); worst 300 ms mean off by " << s.worst_mean
+              << "; one flow within 10% in " << s.one_within << " of the windows, all "
+              << s.all_within);
+    CHECK(s.newcomer_ms > 0);
+    CHECK(s.newcomer_ms <= 100);
+    CHECK(s.worst_mean <= 0.1);
+    if (p_star < kPaperRed.pmax) {
+      const Bytes q_star = dcqcn_equilibrium_queue(n, kBottleneck, params, Bytes(kWire),
+                                                   kPaperRed.kmin, kPaperRed.kmax, kPaperRed.pmax);
+      CHECK(std::abs(s.queue - static_cast<double>(q_star.count())) <=
+            0.25 * static_cast<double>((q_star - kPaperRed.kmin).count()));
+    } else {
+      // No fixed point on the RED ramp: the queue rides just under Kmax.
+      CHECK(s.queue >= 0.85 * static_cast<double>(kPaperRed.kmax.count()));
+      CHECK(s.queue <= static_cast<double>(kPaperRed.kmax.count()));
+    }
+    // Most windows find any one flow within 10%; all N at once as often as independent flows
+    // would be, within the spread of a 400 ms run.
+    CHECK(s.one_within >= 0.6);
+    CHECK(std::abs(s.all_within - std::pow(s.one_within, n)) <= 0.1);
+  }
+}
+
 // A leaf-spine of 4 leaves x 16 hosts and 8 spines, 100 Gb/s everywhere; host h sends 64 packets
 // to host (h + 16) mod 64 on the next leaf: 64 flows, each crossing one spine chosen by its leaf's
 // ECMP hash. Leaf l's uplink to spine s is its port 16 + s (leaf_spine.hpp).
