@@ -299,6 +299,12 @@ void Nic::on_retransmit_timeout(std::uint64_t flow_id) {
 void Nic::fail_queue_pair(QueuePair& flow) {
   flow.failed_at = sim_.now();
   flow.retransmit->cancel();
+  if (flow.active) {
+    const auto listed = std::find(active_.begin(), active_.end(), flow.id);
+    if (static_cast<std::size_t>(listed - active_.begin()) < next_active_) --next_active_;
+    active_.erase(listed);
+    flow.active = false;
+  }
   flush_failed(flow.id);
 }
 

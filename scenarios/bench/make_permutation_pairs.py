@@ -14,7 +14,7 @@ must start with the prefix the benchmark notes give; the script refuses to write
 not match, and reports self-pairs (a host sending to itself), which the recipe is meant to exclude.
 
 Usage:
-    make_permutation_pairs.py           write perm_128.pairs and perm_1024.pairs next to this script
+    make_permutation_pairs.py           write perm_128.pairs, perm_1024.pairs and perm_8192.pairs next to this script
     make_permutation_pairs.py --check   only verify the committed files, byte for byte
 """
 
@@ -28,6 +28,7 @@ import sys
 EXPECTED_SHA256_PREFIX = {
     128: "105783a83cf2b003",
     1024: "f7e15f6dfcab3d76",
+    8192: "16c74beec8d0b551",
 }
 SEED = 13
 

@@ -39,6 +39,8 @@ PEERS = {
     "incast_128_4000B": "ns-3 2.6 s / 345 MB; htsim 0.54 s / 10 MB (HPCC), 0.38 s / 9 MB (RoCE)",
     "perm_1024_1000B": "ns-3 278 s / 4.3 GB",
     "perm_1024_4000B": "ns-3 127 s / 3.9 GB; htsim 15.7 s / 120 MB (HPCC)",
+    "perm_8192_1000B": "target < 30 s / 500 MB; htsim NDP 343.8 s / 2.6 GB",
+    "perm_8192_4000B": "htsim NDP 343.8 s / 2.6 GB",
     "rings_128_1000B": "ns-3 not expressible",
     "rings_128_4000B": "htsim 3.3 s / 40 MB (HPCC), 2.4 s / 43 MB (RoCE)",
     "flow_perm_16000": "target < 10 s / 4 GB",
