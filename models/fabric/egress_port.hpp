@@ -89,6 +89,13 @@ class alignas(64) EgressPort {
   [[nodiscard]] bool halted() const { return halted_; }
   [[nodiscard]] bool down() const { return lost_ != nullptr; }
 
+  // Fetches what enqueueing a packet of `traffic_class` and starting its transmission will read.
+  void prefetch(int traffic_class) const {
+    __builtin_prefetch(this);
+    __builtin_prefetch(reinterpret_cast<const char*>(this) + 64);
+    __builtin_prefetch(&data_[static_cast<std::size_t>(traffic_class)]);
+  }
+
   // From now on the owner hears of every data packet that leaves more than `bytes` behind it in its
   // class's queue (on_congested_departure). Never, unless called.
   void mark_leaving_above(Bytes bytes);

@@ -21,6 +21,8 @@ class PacketReceiver {
  public:
   virtual ~PacketReceiver() = default;
   virtual void receive(Packet* packet, std::uint16_t ingress_port) = 0;
+  // `packet` will arrive soon: fetch what receiving it will touch.
+  virtual void prefetch_for(const Packet& /*packet*/, std::uint16_t /*ingress_port*/) const {}
 };
 
 class Link {
@@ -36,6 +38,16 @@ class Link {
   }
 
   [[nodiscard]] Simulator& simulator() const { return sim_; }
+
+  // The event loop's second look at an arrival a few events ahead (Simulator::look_ahead_for):
+  // the link and its packet are in cache by then, the receiver's state is fetched.
+  static void look_ahead(void* link, std::uint64_t packet) {
+    const auto* self = static_cast<const Link*>(link);
+    self->receiver_->prefetch_for(*reinterpret_cast<const Packet*>(packet), self->receiver_port_);
+  }
+  static void look_ahead_for_arrivals(Simulator& sim) {
+    sim.look_ahead_for<&Link::arrive>(&Link::look_ahead);
+  }
   [[nodiscard]] PacketReceiver* receiver() const { return receiver_; }
   [[nodiscard]] std::uint16_t receiver_port() const { return receiver_port_; }
   // Packets on the link now, the one being serialized onto it included.

@@ -44,6 +44,12 @@ class SharedBuffer {
   [[nodiscard]] bool over_xoff(std::uint16_t port, int traffic_class) const;
   [[nodiscard]] bool below_xon(std::uint16_t port, int traffic_class) const;
 
+  // Fetches what admit() and release() for (port, class) will read.
+  void prefetch(std::uint16_t port, int traffic_class) const {
+    __builtin_prefetch(&use(port, traffic_class));
+    __builtin_prefetch(&shared_used_);
+  }
+
   [[nodiscard]] std::int64_t headroom_size(std::uint16_t port) const;
   [[nodiscard]] std::int64_t threshold(double alpha) const;
 

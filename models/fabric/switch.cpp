@@ -83,6 +83,13 @@ void Switch::mark(Packet& packet, EgressPort& port, std::int64_t queue_bytes) {
   }
 }
 
+void Switch::prefetch_for(const Packet& packet, std::uint16_t ingress_port) const {
+  ports_[packet.next_egress].prefetch(packet.priority);
+  if (is_control(packet.kind)) return;
+  buffer_.prefetch(ingress_port, packet.priority);
+  __builtin_prefetch(&xoff_sent_[slot(ingress_port, packet.priority)]);
+}
+
 void Switch::on_departure(const Departure& departure, std::uint16_t /*port*/) {
   const std::uint16_t ingress = departure.ingress_port;
   const int c = departure.traffic_class;

@@ -30,6 +30,7 @@ class Switch final : public PacketReceiver, public PortOwner {
          const std::vector<BitRate>& rates, std::vector<Bytes> headroom);
 
   void receive(Packet* packet, std::uint16_t ingress_port) override;
+  void prefetch_for(const Packet& packet, std::uint16_t ingress_port) const override;
   void on_departure(const Departure& departure, std::uint16_t port) override;
   void on_congested_departure(Packet& packet, std::uint16_t port,
                               std::int64_t queue_bytes) override;

@@ -157,6 +157,15 @@ void Nic::send_control(PacketKind kind, const QueuePair& flow, std::uint64_t seq
   port_.enqueue(packet);
 }
 
+void Nic::prefetch_for(const Packet& packet, std::uint16_t /*ingress_port*/) const {
+  if (packet.kind == PacketKind::kPause) return;
+  const QueuePair& flow = flows_[packet.flow];
+  // The sender's sequence numbers for an answer, the receiver's expected sequence for data.
+  __builtin_prefetch(packet.kind == PacketKind::kData ? &flow.expected_sequence
+                                                      : &flow.next_sequence);
+  __builtin_prefetch(&flow.messages);
+}
+
 void Nic::receive(Packet* packet, std::uint16_t /*ingress_port*/) {
   if (packet->kind == PacketKind::kData && host_path_) {
     if (held_bytes_ + packet->size_bytes > host_path_->xoff + host_path_->headroom) {

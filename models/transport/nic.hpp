@@ -39,6 +39,7 @@ class Nic final : public PacketReceiver, public PortOwner, private HostReceiver 
   void post(QueuePair& flow);
 
   void receive(Packet* packet, std::uint16_t ingress_port) override;
+  void prefetch_for(const Packet& packet, std::uint16_t ingress_port) const override;
   void on_departure(const Departure& departure, std::uint16_t port) override;
 
   // A NIC whose receive pipeline is stuck keeps pausing its switch: XOFF now and refreshed before

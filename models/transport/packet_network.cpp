@@ -34,6 +34,7 @@ PacketNetwork::PacketNetwork(Simulator& sim, const Routing& routing,
                              RecordBackend& output)
     : sim_(sim), routing_(routing), config_(config), seed_(seed), tables_(output) {
   const Topology& topology = routing.topology();
+  Link::look_ahead_for_arrivals(sim);
   // The wiring, so that port numbers in the other tables can be read without the builders' rules.
   record_wiring(topology, tables_.ports);
   for (NodeId e = 0; e < topology.endpoint_count(); ++e) {

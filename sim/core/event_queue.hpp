@@ -12,6 +12,10 @@
 // And because the slot in hand is sorted, the events due next are known several ahead: their
 // targets and arguments (mostly packets) are fetched from memory while the earlier ones run, which
 // at a thousand hosts, with tens of megabytes of packets in flight, is much of an event's cost.
+// One kind of event may also get a second look a few events before it runs (look_ahead_for),
+// once its target and argument are in cache: a packet's arrival then fetches the state of the
+// switch port and buffer it will reach, which it could not name before the packet was read.
+// Measured on Perm-1024 and Perm-8192 (4000 B): 11-12% faster.
 // Measured on Perm-1024 (1000 B): 28% faster than the radix heap; in the hold model
 // (tests/bench/event_queue_bench) 1.2-1.6x faster at 10^3-10^4 pending and level with it at 10^6,
 // before slots were sorted by one-word keys, which took 10^6 pending from 8.5 to 11-12 M events/s.
@@ -69,6 +73,15 @@ struct Event {
 
 class EventQueue {
  public:
+  // Events run by `fn` get a second look `kLookAhead` events before they run: `look(target, arg)`
+  // may read what the first prefetch brought in (a packet, a link) and prefetch what the event will
+  // reach through it.
+  using LookAhead = void (*)(void* target, std::uint64_t arg);
+  void look_ahead_for(EventFn fn, LookAhead look) {
+    look_fn_ = fn;
+    look_ = look;
+  }
+
   [[nodiscard]] bool empty() const { return size_ == 0; }
   [[nodiscard]] std::size_t size() const { return size_; }
 
@@ -112,6 +125,10 @@ class EventQueue {
       return true;
     }
     ++next_;
+    if (next_ + kLookAhead <= current_.size()) {
+      const Event& near = current_[next_ + kLookAhead - 1];
+      if (near.fn == look_fn_) look_(near.target, near.arg);
+    }
     if (next_ + kPrefetchAhead <= current_.size()) {
       prefetch(current_[next_ + kPrefetchAhead - 1]);
     } else if (next_slot_ == kUnknownSlot && occupied_summary_ != 0) {
@@ -148,6 +165,8 @@ class EventQueue {
   // How many events ahead of the one running to fetch: enough to hide a miss to memory behind the
   // events in between.
   static constexpr std::size_t kPrefetchAhead = 8;
+  // The second look: late enough that the first prefetch has landed, early enough for its own.
+  static constexpr std::size_t kLookAhead = 4;
   static constexpr std::uint64_t kSequenceEnd = std::uint64_t{1} << Event::kSequenceBits;
   static_assert(kSlotBits + Event::kOrderBits <= 64, "an event's place in its slot is one word");
 
@@ -365,6 +384,10 @@ class EventQueue {
   std::uint64_t occupied_summary_ = 0;  // bit w set when occupied_words_[w] != 0
   std::vector<Event> beyond_;           // min-heap of events past the ring's horizon
   std::size_t size_ = 0;
+  // Until look_ahead_for is called, a kind no event has.
+  static void nothing(void* /*target*/, std::uint64_t /*arg*/) {}
+  EventFn look_fn_ = &nothing;
+  LookAhead look_ = &nothing;
   std::uint64_t next_sequence_ = 0;
 };
 

@@ -97,6 +97,12 @@ class Simulator {
   [[nodiscard]] std::uint64_t events_processed() const { return events_processed_; }
   [[nodiscard]] std::size_t pending() const { return queue_.size(); }
 
+  // Events of `Method` get a second look shortly before they run (EventQueue::look_ahead_for).
+  template <auto Method>
+  void look_ahead_for(EventQueue::LookAhead look) {
+    queue_.look_ahead_for(&detail::invoke<Method>, look);
+  }
+
   // Schedules `object->Method()` or `object->Method(arg)` at an absolute time.
   template <auto Method, class... Arg>
   void schedule(Time at, typename detail::MethodTraits<decltype(Method)>::Class* object,

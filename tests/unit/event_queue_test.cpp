@@ -29,6 +29,49 @@ TEST_CASE("equal-time events run by phase, then in insertion order") {
   CHECK(fired == std::vector<std::uint64_t>{5, 3, 6, 2, 4, 1});
 }
 
+void other(void* target, std::uint64_t arg) {
+  static_cast<std::vector<std::uint64_t>*>(target)->push_back(arg + 1000);
+}
+
+std::vector<std::uint64_t>* looked = nullptr;
+void look(void* /*target*/, std::uint64_t arg) { looked->push_back(arg); }
+
+// The second look (EventQueue::look_ahead_for) sees each event of its kind a few events before it
+// runs, in running order, and never an event of another kind; the order of the run is unchanged.
+TEST_CASE("events of the looked-at kind are seen ahead of running, once each, in order") {
+  EventQueue queue;
+  std::vector<std::uint64_t> fired;
+  std::vector<std::uint64_t> seen;
+  looked = &seen;
+  queue.look_ahead_for(record, look);
+  for (std::uint64_t i = 0; i < 32; ++i) {
+    queue.push(Time::from_ps(100), Phase::kNormal, i % 3 == 0 ? other : record, &fired, i);
+  }
+  std::vector<std::size_t> fired_before_seen;
+  while (!queue.empty()) {
+    const std::size_t seen_before = seen.size();
+    queue.pop().fire();
+    if (seen.size() > seen_before) fired_before_seen.push_back(fired.size());
+  }
+  std::vector<std::uint64_t> expected_fired;
+  std::vector<std::uint64_t> expected_seen;
+  for (std::uint64_t i = 0; i < 32; ++i) {
+    expected_fired.push_back(i % 3 == 0 ? i + 1000 : i);
+    if (i % 3 != 0) expected_seen.push_back(i);
+  }
+  CHECK(fired == expected_fired);
+  // Every event of the kind but those among the first few, which run before a look can reach
+  // them, in running order.
+  REQUIRE(!seen.empty());
+  CHECK(std::is_sorted(seen.begin(), seen.end()));
+  CHECK(std::includes(expected_seen.begin(), expected_seen.end(), seen.begin(), seen.end()));
+  CHECK(seen.back() == expected_seen.back());
+  CHECK(seen.size() >= expected_seen.size() - 3);
+  // Seen while at least two events lay between it and the event running.
+  for (std::size_t k = 0; k < seen.size(); ++k) CHECK(seen[k] >= fired_before_seen[k] + 2);
+  looked = nullptr;
+}
+
 TEST_CASE("pops come out in (time, phase, insertion) order for random interleavings") {
   EventQueue queue;
   RandomStream rng(7);
