@@ -37,19 +37,22 @@ void ClusterNetwork::Side::on_message_delivered(const Message& message, Time del
   routed.listener->on_message_delivered(outer, delivered);
 }
 
-void ClusterNetwork::Side::on_message_complete(const Message& message, const MessageTimes& times) {
+ClusterNetwork::Side::Routed ClusterNetwork::Side::take(const Message& message) {
   const auto it = routed_.find(message.id);
   const Routed routed = it->second;
   routed_.erase(it);
+  return routed;
+}
+
+void ClusterNetwork::Side::on_message_complete(const Message& message, const MessageTimes& times) {
+  const Routed routed = take(message);
   Message outer = message;
   outer.id = routed.outer;
   routed.listener->on_message_complete(outer, times);
 }
 
 void ClusterNetwork::Side::on_message_failed(const Message& message, Time failed) {
-  const auto it = routed_.find(message.id);
-  const Routed routed = it->second;
-  routed_.erase(it);
+  const Routed routed = take(message);
   Message outer = message;
   outer.id = routed.outer;
   routed.listener->on_message_failed(outer, failed);

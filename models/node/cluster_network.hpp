@@ -44,6 +44,8 @@ class ClusterNetwork final : public Network {
       std::uint64_t outer = 0;
       MessageListener* listener = nullptr;
     };
+    // The message's route, which it no longer needs: it completed or failed.
+    Routed take(const Message& message);
     std::unordered_map<std::uint64_t, Routed> routed_;  // by inner id; looked up, never iterated
   };
 
