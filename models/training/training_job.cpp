@@ -327,6 +327,12 @@ class TrainingJob::Impl {
   // The oldest wait inside a collective of a rank whose GPU still works.
   [[nodiscard]] Wait oldest_wait() const;
   void arm_watchdog();
+  // The watchdog thread wakes every poll period from the start: what it finds at `at` it sees at
+  // the first wake-up at or after it.
+  [[nodiscard]] Time next_watchdog_poll(Time at) const {
+    const std::int64_t poll = defences_.watchdog.poll.ps();
+    return Time::zero() + Duration::ps((at.ps() + poll - 1) / poll * poll);
+  }
   void watchdog_check(std::uint64_t generation);
   // A transfer of the collective of `group` lost its queue pair: NCCL's proxy records the error on
   // the communicator and its kernels keep waiting; PyTorch's watchdog, if enabled, finds the error
@@ -1551,11 +1557,7 @@ void TrainingJob::Impl::arm_watchdog() {
   const Wait oldest = oldest_wait();
   const Time due = oldest.since == Time::max() ? sim_.now() + defences_.watchdog.timeout
                                                : oldest.since + defences_.watchdog.timeout;
-  // The watchdog thread wakes every poll period from the start: it sees a timeout at the first
-  // wake-up at or after it.
-  const std::int64_t poll = defences_.watchdog.poll.ps();
-  const std::int64_t wake = (due.ps() + poll - 1) / poll * poll;
-  sim_.schedule<&Impl::watchdog_check>(Time::zero() + Duration::ps(wake), this, generation_);
+  sim_.schedule<&Impl::watchdog_check>(next_watchdog_poll(due), this, generation_);
 }
 
 void TrainingJob::Impl::watchdog_check(std::uint64_t generation) {
@@ -1595,9 +1597,7 @@ void TrainingJob::Impl::transfer_failed(std::int32_t group, const TransferFailur
                    describe(failure.to) + " ran out of retries at " +
                    format_rounded(failure.at.since_start()) +
                    " (transport retry counter exceeded, IBV_WC_RETRY_EXC_ERR): its path is dead";
-  const std::int64_t poll = defences_.watchdog.poll.ps();
-  const std::int64_t wake = (sim_.now().ps() + poll - 1) / poll * poll;
-  sim_.schedule<&Impl::network_error_check>(Time::zero() + Duration::ps(wake), this, generation_);
+  sim_.schedule<&Impl::network_error_check>(next_watchdog_poll(sim_.now()), this, generation_);
 }
 
 void TrainingJob::Impl::network_error_check(std::uint64_t generation) {
@@ -2014,10 +2014,8 @@ void TrainingJob::Impl::replay_blocked() {
   if (defences_.watchdog.enabled) {
     // The ranks block within the collective under way, microseconds to milliseconds after the
     // loss: the watchdog sees the timeout at its first poll after that.
-    const std::int64_t poll = defences_.watchdog.poll.ps();
-    const std::int64_t due = (now + defences_.watchdog.timeout).ps();
-    sim_.schedule<&Impl::replay_watchdog>(
-        Time::zero() + Duration::ps((due + poll - 1) / poll * poll), this, generation_);
+    sim_.schedule<&Impl::replay_watchdog>(next_watchdog_poll(now + defences_.watchdog.timeout),
+                                          this, generation_);
   }
 }
 
