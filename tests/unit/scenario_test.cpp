@@ -76,6 +76,36 @@ TEST_CASE("link events name existing cables and say one thing that changes, at e
   CHECK(problems(with_link_event("packet", "{at: 5us, a: leaf0, b: host1, up: true}")).empty());
 }
 
+// A fabric run whose transport and switches take `extra` (indented under `network:`).
+std::string with_network_keys(const std::string& extra) {
+  return "network:\n  topology:\n    kind: leaf_spine\n    leaf_spine: {leaves: 2, spines: 1, "
+         "hosts_per_leaf: 2, uplinks_per_leaf: 1}\n" +
+         extra + "traffic:\n  flows: [{source: 0, destination: 2, size: 1MB}]\n";
+}
+
+TEST_CASE("queue pair timeouts and ECN's marking point take ibverbs' ranges and their two words") {
+  const Scenario s = scenario(with_network_keys(
+      "  transport: {qp_timeout: 14, retry_count: 3}\n  switches:\n    ecn: {mark_at: enqueue}\n"));
+  CHECK(s.network->transport.qp_timeout == 14);
+  CHECK(s.network->transport.retry_count == 3);
+  CHECK(s.network->switches.ecn.mark_at == EcnMarkPoint::kEnqueue);
+  const Scenario defaults = scenario(with_network_keys(""));
+  CHECK(defaults.network->transport.qp_timeout == kNcclIbTimeout);
+  CHECK(defaults.network->transport.retry_count == kNcclIbRetryCount);
+  CHECK(defaults.network->switches.ecn.mark_at == EcnMarkPoint::kDequeue);
+  CHECK(problems(with_network_keys("  transport: {qp_timeout: 32, retry_count: 8}\n")) ==
+        Lines{"s.yaml:5:27: network.transport.qp_timeout: must lie between 0 and 31",
+              "s.yaml:5:44: network.transport.retry_count: must lie between 0 and 7"});
+  CHECK(
+      problems(with_network_keys("  switches:\n    ecn: {mark_at: ingress}\n")) ==
+      Lines{"s.yaml:6:20: network.switches.ecn.mark_at: 'ingress' is not one of dequeue, enqueue"});
+  // The 1 ms timer the queue pair timeout replaced is no key any more.
+  CHECK(
+      problems(with_network_keys("  transport: {retransmit_timeout: 1ms}\n")) ==
+      Lines{"s.yaml:5:15: network.transport.retransmit_timeout: unknown key (valid keys: payload, "
+            "header, traffic_class, qp_timeout, retry_count, congestion_control, dcqcn_profile)"});
+}
+
 TEST_CASE("an override without a value is refused, not taken for the default") {
   const std::string flows =
       "network: {topology: {kind: leaf_spine}}\n"
