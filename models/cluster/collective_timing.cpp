@@ -11,6 +11,7 @@
 #include "models/collective/hierarchical_all_reduce.hpp"
 #include "models/collective/nccl_choice.hpp"
 #include "models/collective/nvls_all_reduce.hpp"
+#include "models/collective/nvls_tree_all_reduce.hpp"
 #include "models/collective/tree_all_reduce.hpp"
 #include "sim/core/discarding_backend.hpp"
 
@@ -55,14 +56,19 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
   const std::int32_t gpus = layout.gpus_per_node;
   const std::int32_t nodes = layout.nodes;
   const std::optional<NodePreset>& servers = setup.cluster.servers;
-  if (algorithm == NcclAlgorithm::kNvls) {
-    if (!servers || !nvls_available(servers->nvlink_sharp, nodes)) {
+  if (algorithm == NcclAlgorithm::kNvls || algorithm == NcclAlgorithm::kNvlsTree) {
+    if (!switch_algorithm_available(algorithm, servers && servers->nvlink_sharp, nodes, gpus)) {
       throw std::invalid_argument(
-          "NVLS needs one node whose NVSwitch reduces (dgx-h100, dgx-h200); across nodes it "
-          "needs CollNet, which lockstep does not model");
+          algorithm == NcclAlgorithm::kNvls
+              ? "NVLS needs one node whose NVSwitch reduces (dgx-h100, dgx-h200), with at least "
+                "two of its GPUs; across nodes it needs CollNet, which lockstep does not model "
+                "(NVLSTree runs there)"
+              : "NVLSTree needs two or more nodes whose NVSwitches reduce (dgx-h100, dgx-h200), "
+                "with at least two GPUs of the communicator on each");
     }
     if (protocol != NcclProtocol::kSimple) {
-      throw std::invalid_argument("NVLS runs with the Simple protocol only");
+      throw std::invalid_argument(std::string(algorithm_name(algorithm)) +
+                                  " runs with the Simple protocol only");
     }
   }
   Simulator sim;
@@ -92,6 +98,9 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
       for (std::size_t i = 0; i < ring.size(); ++i)
         check_reachable(ring[i], ring[(i + 1) % ring.size()]);
     }
+  } else if (algorithm == NcclAlgorithm::kNvlsTree) {
+    // GPU h of every node talks to GPU h of the others over the fabric.
+    for (std::int32_t r = 0; r < ranks; ++r) check_reachable(r, (r + gpus) % ranks);
   } else if (algorithm == NcclAlgorithm::kTree) {
     for (const std::vector<std::int32_t>& parents : trees) {
       for (std::size_t r = 0; r < parents.size(); ++r) {
@@ -111,6 +120,9 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
       break;
     case NcclAlgorithm::kNvls:
       collective = std::make_unique<NvlsAllReduce>(sim, *network, size, overheads);
+      break;
+    case NcclAlgorithm::kNvlsTree:
+      collective = std::make_unique<NvlsTreeAllReduce>(sim, *network, nodes, gpus, size, overheads);
       break;
     case NcclAlgorithm::kHierarchical:
       collective =

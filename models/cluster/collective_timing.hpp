@@ -40,8 +40,9 @@ struct TimedCollective {
 [[nodiscard]] CommunicatorLayout communicator_of(const CollectiveSetup& setup,
                                                  std::int32_t cluster_ranks);
 
-// `fabric` is the setup's fabric routing. Throws std::invalid_argument for Tree or NVLS with
-// another operation than all-reduce (as in NCCL), NVLS where NCCL could not run it, a communicator
+// `fabric` is the setup's fabric routing. Throws std::invalid_argument for Tree, NVLS or NVLSTree
+// with another operation than all-reduce (as in NCCL), NVLS or NVLSTree where NCCL could not run
+// it (nccl_choice.hpp), a communicator
 // communicator_layout() refuses, when two ranks that must talk over the fabric have no path (a
 // fabric without spines between rails, say), or for an unknown rank in host_staged_nics. Host-side
 // limits (sockets, host-staged NICs, one socket interface per node) cap the NICs' host paths on

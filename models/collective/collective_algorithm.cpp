@@ -125,11 +125,16 @@ void CollectiveAlgorithm::send(std::int32_t from, std::int32_t to, Bytes data,
     waiting_for_[static_cast<std::size_t>(to)].push_back(Waiting{from, data, queue_pair, tag});
     return;
   }
-  // The protocol's flags travel with the data: LL moves twice the bytes.
-  const Bytes wire =
-      overheads_ ? Bytes(static_cast<std::int64_t>(
-                       std::ceil(static_cast<double>(data.count()) / cost_.data_per_wire_byte)))
-                 : data;
+  // The protocol's flags travel with the data (LL moves twice the bytes), and what the NVSwitch
+  // costs NVLS is charged as bytes too.
+  Bytes wire = data;
+  if (overheads_) {
+    const bool same_node = from / overheads_->gpus_per_node == to / overheads_->gpus_per_node;
+    const double data_per_wire_byte =
+        cost_.data_per_wire_byte * (same_node ? cost_.nvlink_efficiency : 1.0);
+    wire = Bytes(static_cast<std::int64_t>(
+        std::ceil(static_cast<double>(data.count()) / data_per_wire_byte)));
+  }
   const std::uint64_t id = network_.send(from, to, wire, queue_pair, *this);
   in_flight_.emplace(id, InFlight{sim_.now(), tag});
   ++unacknowledged_;

@@ -1,12 +1,13 @@
 // What every collective algorithm on a Network shares: it sends the transfers its algorithm says,
 // holds back a transfer to a rank that has not joined yet (collective.hpp) and releases it when the
 // rank joins, counts the transfers expected of each rank and those arrived, and charges NCCL's
-// protocol costs (nccl_protocol.hpp) on each transfer: the protocol's wire bytes, its base latency
-// between a rank's arrival and its first send, and its step latency after each arrival, NVLink's
-// when both ranks share a node (endpoint / gpus_per_node), the network's otherwise. Without a
-// protocol it is the bare transfers: what the fabric alone costs. The algorithms (ring:
-// ring_collective.hpp, tree: tree_all_reduce.hpp, NVLS: nvls_all_reduce.hpp) say what a rank sends
-// when it joins and what an arrival sets off.
+// protocol costs (nccl_protocol.hpp) on each transfer: the protocol's wire bytes (and NVLS's
+// efficiency on NVLink), its base latency between a rank's arrival and its first send, and its
+// step latency after each arrival, NVLink's when both ranks share a node (endpoint /
+// gpus_per_node), the network's otherwise. Without a protocol it is the bare transfers: what the
+// fabric alone costs. The algorithms (ring: ring_collective.hpp, tree: tree_all_reduce.hpp, NVLS:
+// nvls_all_reduce.hpp, NVLS-Tree: nvls_tree_all_reduce.hpp) say what a rank sends when it joins
+// and what an arrival sets off.
 #pragma once
 
 #include <cstdint>

@@ -47,16 +47,18 @@ std::optional<std::vector<T>> allowed(std::string_view spec, const std::vector<T
 }  // namespace
 
 ProtocolCost protocol_cost(NcclProtocol protocol, NcclAlgorithm algorithm) {
-  if (algorithm == NcclAlgorithm::kNvls)
-    return {0.85, Duration::ns(25'000), Duration(), Duration()};
+  if (algorithm == NcclAlgorithm::kNvls) return {1.0, 0.85, Duration::ns(25'000), {}, {}};
+  if (algorithm == NcclAlgorithm::kNvlsTree) {
+    return {1.0, 0.85, Duration::ns(23'000), Duration::ns(11'300), {}};
+  }
   const bool tree = algorithm == NcclAlgorithm::kTree;
   switch (protocol) {
     case NcclProtocol::kLL:
-      return {0.5, Duration::ns(tree ? 6'800 : 6'600), Duration(), Duration()};
+      return {0.5, 1.0, Duration::ns(tree ? 6'800 : 6'600), {}, {}};
     case NcclProtocol::kLL128:
-      return {120.0 / 128.0, Duration::ns(14'000), Duration::ns(1'300), Duration::ns(1'300)};
+      return {120.0 / 128.0, 1.0, Duration::ns(14'000), Duration::ns(1'300), Duration::ns(1'300)};
     case NcclProtocol::kSimple:
-      return {1.0, Duration::ns(8'400), Duration::ns(11'300), Duration::ns(2'800)};
+      return {1.0, 1.0, Duration::ns(8'400), Duration::ns(11'300), Duration::ns(2'800)};
   }
   return {};
 }
@@ -88,6 +90,8 @@ std::string_view algorithm_name(NcclAlgorithm algorithm) {
       return "Tree";
     case NcclAlgorithm::kNvls:
       return "NVLS";
+    case NcclAlgorithm::kNvlsTree:
+      return "NVLSTree";
     case NcclAlgorithm::kHierarchical:
       return "Hierarchical";
   }
@@ -96,7 +100,7 @@ std::string_view algorithm_name(NcclAlgorithm algorithm) {
 
 std::optional<NcclAlgorithm> algorithm_named(std::string_view name) {
   for (const NcclAlgorithm a : {NcclAlgorithm::kRing, NcclAlgorithm::kTree, NcclAlgorithm::kNvls,
-                                NcclAlgorithm::kHierarchical}) {
+                                NcclAlgorithm::kNvlsTree, NcclAlgorithm::kHierarchical}) {
     if (same_ignoring_case(name, algorithm_name(a))) return a;
   }
   return std::nullopt;
@@ -105,8 +109,9 @@ std::optional<NcclAlgorithm> algorithm_named(std::string_view name) {
 std::optional<std::vector<NcclAlgorithm>> allowed_algorithms(std::string_view spec) {
   return allowed(spec,
                  std::vector{NcclAlgorithm::kRing, NcclAlgorithm::kTree, NcclAlgorithm::kNvls,
-                             NcclAlgorithm::kHierarchical},
-                 std::vector{NcclAlgorithm::kRing, NcclAlgorithm::kTree, NcclAlgorithm::kNvls},
+                             NcclAlgorithm::kNvlsTree, NcclAlgorithm::kHierarchical},
+                 std::vector{NcclAlgorithm::kRing, NcclAlgorithm::kTree, NcclAlgorithm::kNvls,
+                             NcclAlgorithm::kNvlsTree},
                  algorithm_named);
 }
 

@@ -13,6 +13,11 @@
 // model gives it its NVLink latency, 25 us, and no base latency; lockstep charges those 25 us
 // before the transfers, as the base latency. Its transfers reach 0.85 of the NVLink bandwidth
 // (NCCL's nvlsEfficiency for Hopper, src/graph/tuning.cc), charged as wire bytes.
+// NVLS-Tree (nvls_tree_all_reduce.hpp), Simple only: NCCL's model (tuning.cc, 2.19 on) gives it
+// the NVLS latency inside the node, 23 us, charged first as the base latency, and 14 us per step
+// between nodes (hwLat NET), of which the network model carries LL's 2.7: 11.3 us beyond the wire.
+// Its transfers inside a node go through the switch at NVLS's efficiency; those between nodes are
+// Simple's, at the NIC's full goodput.
 #pragma once
 
 #include <optional>
@@ -26,10 +31,11 @@ namespace lockstep {
 enum class NcclProtocol { kLL, kLL128, kSimple };
 // kHierarchical is lockstep's textbook two-level all-reduce (hierarchical_all_reduce.hpp), not
 // one of NCCL's: it is charged the ring's costs and only runs when named.
-enum class NcclAlgorithm { kRing, kTree, kNvls, kHierarchical };
+enum class NcclAlgorithm { kRing, kTree, kNvls, kNvlsTree, kHierarchical };
 
 struct ProtocolCost {
   double data_per_wire_byte = 1.0;
+  double nvlink_efficiency = 1.0;  // the share of NVLink's rate a transfer inside a node reaches
   Duration base_latency;
   Duration network_step;  // beyond the wire, per step whose transfer crossed the network
   Duration nvlink_step;   // beyond the wire, per step whose transfer stayed inside a node
@@ -37,8 +43,8 @@ struct ProtocolCost {
 
 [[nodiscard]] ProtocolCost protocol_cost(NcclProtocol protocol, NcclAlgorithm algorithm);
 
-// NCCL's spellings: "LL", "LL128", "Simple"; "Ring", "Tree", "NVLS" (case-insensitive, as NCCL
-// reads them).
+// NCCL's spellings: "LL", "LL128", "Simple"; "Ring", "Tree", "NVLS", "NVLSTree"
+// (case-insensitive, as NCCL reads them).
 [[nodiscard]] std::string_view protocol_name(NcclProtocol protocol);
 [[nodiscard]] std::optional<NcclProtocol> protocol_named(std::string_view name);
 [[nodiscard]] std::string_view algorithm_name(NcclAlgorithm algorithm);

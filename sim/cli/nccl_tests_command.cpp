@@ -186,8 +186,9 @@ int nccl_tests_command(const std::vector<std::string>& args) {
       "no-gpudirect", po::bool_switch(&no_gpudirect),
       "GPUDirect RDMA off: every NIC's data goes through host memory")(
       "algo", po::value(&algo_option),
-      "Ring, Tree, NVLS, a list, or ^list to exclude (default: $NCCL_ALGO, else the fastest "
-      "allowed for each size); also Hierarchical, lockstep's two-level all-reduce, when named")(
+      "Ring, Tree, NVLS, NVLSTree, a list, or ^list to exclude (default: $NCCL_ALGO, else the "
+      "fastest allowed for each size); also Hierarchical, lockstep's two-level all-reduce, when "
+      "named")(
       "proto", po::value(&proto_option),
       "LL, LL128, Simple, a list, or ^list (default: $NCCL_PROTO, else the fastest allowed)")(
       "output,o", po::value(&output_path),
@@ -276,7 +277,7 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   const std::optional<std::vector<NcclAlgorithm>> algorithms = allowed_algorithms(algo_text);
   const std::optional<std::vector<NcclProtocol>> protocols = allowed_protocols(proto_text);
   if (!algorithms)
-    problems.push_back("algorithm " + algo_text + ": Ring, Tree, NVLS, a list or ^list");
+    problems.push_back("algorithm " + algo_text + ": Ring, Tree, NVLS, NVLSTree, a list or ^list");
   if (!protocols) {
     problems.push_back("protocol " + proto_text + ": LL, LL128, Simple, a list or ^list");
   }
@@ -373,13 +374,14 @@ int nccl_tests_command(const std::vector<std::string>& args) {
     return exit_code::kBadInput;
   }
   const std::int64_t ranks = static_cast<std::int64_t>(layout.members.size());
-  const bool nvls = servers && nvls_available(servers->nvlink_sharp, layout.nodes);
   const std::vector<std::pair<NcclAlgorithm, NcclProtocol>> pairs =
-      runnable_pairs(*op, *algorithms, *protocols, nvls);
+      runnable_pairs(*op, *algorithms, *protocols, servers && servers->nvlink_sharp, layout.nodes,
+                     layout.gpus_per_node);
   if (pairs.empty()) {
     std::cerr << "lockstep nccl-tests: no allowed algorithm and protocol run " << op_name
-              << " here (Tree, NVLS and Hierarchical run all_reduce only; NVLS needs Simple and "
-                 "GPUs of one dgx-h100 or dgx-h200 node)\n";
+              << " here (Tree, NVLS, NVLSTree and Hierarchical run all_reduce only; NVLS and "
+                 "NVLSTree need Simple and two or more GPUs per dgx-h100 or dgx-h200 node, NVLS "
+                 "on one node, NVLSTree across several)\n";
     return exit_code::kBadInput;
   }
   const std::vector<std::int32_t> staged = host_staged_nics(hosts, cluster_ranks);

@@ -52,7 +52,7 @@ NOT_EXPRESSIBLE = [
      "GPUDirect-TCPXO over Ethernet: --transport offers only rdma and socket"),
     # "NVLink SHARP" is NVLS, which lockstep has; in-network (InfiniBand) SHARP is NCCL's CollNet.
     (re.compile(r"(?<!NVLink )SHARP"),
-     "InfiniBand SHARP (NCCL CollNet): --algo offers Ring, Tree, NVLS and Hierarchical, "
+     "InfiniBand SHARP (NCCL CollNet): --algo offers Ring, Tree, NVLS, NVLSTree and Hierarchical, "
      "no CollNet"),
     (re.compile(r"untuned", re.IGNORECASE),
      "a misconfigured RoCE fabric (no NCCL_IB_GID_INDEX, one QP per connection): no lockstep "
@@ -155,12 +155,9 @@ def lockstep_setup(header):
                 if LOCKSTEP_DEFAULTS.get(name) != value}
     algo, proto = settings.pop("NCCL_ALGO", None), settings.pop("NCCL_PROTO", None)
     if settings.pop("NCCL_NVLS_ENABLE", None) == "0" and not algo:
-        algo = "^NVLS"
+        algo = "^NVLS,NVLSTree"  # NCCL_NVLS_ENABLE=0 turns off both
     if algo:
         args += ["--algo", algo]
-    elif nodes > 1 and gpu.group(1) != "A100":
-        notes.append("algorithm left to NCCL, which picks NVLSTree across H100/H200 nodes; "
-                     "lockstep has no NVLSTree (its NVLS is single-node)")
     if proto:
         args += ["--proto", proto]
     if settings.pop("NCCL_IB_DISABLE", None) == "1":

@@ -209,6 +209,57 @@ TEST_CASE("NVLS is refused where NCCL would not run it") {
                   std::invalid_argument);
 }
 
+// NVLS-Tree, NCCL's choice for large all-reduces across H100 nodes: each node's NVSwitch sums and
+// multicasts, so NVLink carries S (n+1)/n each way as NVLS does in one node, at NCCL's NVLS
+// efficiency (0.85 of 370.8 GB/s): 1 GiB in 3.8326 ms after NCCL's 23 us NVLS latency and two
+// 300 ns NVSwitch hops. Across two nodes each NIC carries S/8 each way (its slice goes up one
+// tree and comes down the other) where a ring sends 2 (15/16) S/8, so NVLink bounds it: busbw
+// 2 (15/16) S / t = 522 GB/s, above the NICs' 8 x 50 GB/s, as NCCL's 469 GB/s measured on such
+// nodes (NVIDIA/nccl-tests issue 309) is. Over 4 nodes a node with two children in one tree sends
+// S/4 through each NIC, 8/31 more than a ring's 2 (31/32) S/8: the NICs bound it, and it takes
+// that much longer than the ring, plus under 4% for the trees' pipeline fill and network steps.
+TEST_CASE("NVLS-Tree across H100 nodes: NVLink-bound above the NICs' rate on 2, NIC-bound on 4") {
+  const Bytes size(std::int64_t{1} << 30);
+  const Duration two = timed(h100_servers(2), CollectiveOp::kAllReduce, size,
+                             NcclAlgorithm::kNvlsTree, NcclProtocol::kSimple);
+  const double nvlink_ps = 9.0 / 8.0 * 1073741824.0 / (0.85 * 370.8e9) * 1e12;
+  CHECK(static_cast<double>(two.ps()) == doctest::Approx(nvlink_ps + 23e6 + 600e3).epsilon(1e-3));
+  const double busbw = 1073741824.0 / (static_cast<double>(two.ps()) * 1e-12) * 1e-9 *
+                       bus_bandwidth_factor(CollectiveOp::kAllReduce, 16);
+  CHECK(busbw > 1.25 * 400.0);
+  CHECK(busbw > 1.3 * all_reduce_busbw(2, size));
+
+  const double four = static_cast<double>(timed(h100_servers(4), CollectiveOp::kAllReduce, size,
+                                                NcclAlgorithm::kNvlsTree, NcclProtocol::kSimple)
+                                              .ps());
+  const double ring = static_cast<double>(timed(h100_servers(4), CollectiveOp::kAllReduce, size,
+                                                NcclAlgorithm::kRing, NcclProtocol::kSimple)
+                                              .ps());
+  const double nic_bound = ring * (1.0 / 4.0) / (2.0 * 31.0 / 32.0 / 8.0);
+  CHECK(four > nic_bound);
+  CHECK(four < 1.04 * nic_bound);
+}
+
+// NCCL runs NVLS on one node and NVLS-Tree across nodes (without CollNet), both only where the
+// NVSwitches reduce and the communicator has two or more GPUs on each node, with Simple only.
+TEST_CASE("NVLS-Tree runs where NCCL would run it") {
+  auto run = [](const CollectiveSetup& setup, NcclProtocol protocol) {
+    const Topology topology = build_topology(setup.cluster.fabric.topology);
+    const Routing routing(topology);
+    static_cast<void>(time_collective(setup, routing, CollectiveOp::kAllReduce, Bytes(1 << 20),
+                                      NcclAlgorithm::kNvlsTree, protocol, [] { return false; }));
+  };
+  CHECK_NOTHROW(run(h100_servers(2), NcclProtocol::kSimple));
+  CHECK_THROWS_AS(run(h100_servers(2), NcclProtocol::kLL128), std::invalid_argument);
+  CHECK_THROWS_AS(run(h100_servers(1), NcclProtocol::kSimple), std::invalid_argument);
+  CollectiveSetup one_gpu_per_node = h100_servers(2);
+  one_gpu_per_node.communicator = {0, 8};
+  CHECK_THROWS_AS(run(one_gpu_per_node, NcclProtocol::kSimple), std::invalid_argument);
+  CollectiveSetup a100 = h100_servers(2);
+  a100.cluster.servers = *node_preset("dgx-a100");
+  CHECK_THROWS_AS(run(a100, NcclProtocol::kSimple), std::invalid_argument);
+}
+
 // reference.md: NCCL reaches 46-48 GB/s per 400 Gb/s NIC, so 8 NICs give ~8 x 47 GB/s busbw on two
 // nodes, whose rings are bound by the NICs (NVLink is eight times faster).
 TEST_CASE("2 x 8 H100 on 8 rails: ring all-reduce busbw within 10% of 8 x 47 GB/s") {

@@ -1,5 +1,6 @@
 // Collectives on the fabric: the ring all-reduce against the alpha-beta model on both backends, the
 // step and message structure of each operation, and a slow link pacing the whole ring.
+#include "models/collective/nvls_tree_all_reduce.hpp"
 #include "models/collective/ring_collective.hpp"
 #include "models/collective/tree_all_reduce.hpp"
 
@@ -143,6 +144,25 @@ TEST_CASE("a tree all-reduce sends each chunk up to the root and back down") {
   CHECK_THROWS(TreeAllReduce(fabric.sim, *fabric.network, {{-1, 0, -1}}, Bytes(1)));
   CHECK_THROWS(TreeAllReduce(fabric.sim, *fabric.network, {{-1, 0}}, Bytes(1)));
   CHECK_THROWS(TreeAllReduce(fabric.sim, *fabric.network, {{-1, 2, 1}}, Bytes(1)));
+}
+
+// NVLS-Tree over 2 nodes of 2 GPUs, 4,000 B in one chunk per tree: 4 pieces (2 slices, 2 trees),
+// and for each a reduce and a multicast between the head and the other GPU of each node, and one
+// trip up and one down between the heads: 24 transfers. A piece of 1,000 B moves
+// 1,000 x 3 / 2 = 1,500 B through the switch each way (S (G+1)/G over the whole).
+TEST_CASE("an NVLS-Tree all-reduce sums in the node, across the heads and multicasts back") {
+  Fabric fabric(star(4), Backend::kFlow);
+  NvlsTreeAllReduce all_reduce(fabric.sim, *fabric.network, 2, 2, Bytes(4'000));
+  CHECK(all_reduce.transfers() == 24);
+  CHECK(NvlsTreeAllReduce::node_message(Bytes(1'000), 2) == Bytes(1'500));
+  CHECK(NvlsTreeAllReduce::node_message(Bytes(7), 8) == Bytes(5));  // 7 x 9 / 14, rounded up
+  all_reduce.start();
+  (void)fabric.sim.run();
+  REQUIRE(all_reduce.finished());
+  CHECK(fabric.flows->messages_in_flight() == 0);
+  CHECK_THROWS(NvlsTreeAllReduce(fabric.sim, *fabric.network, 1, 4, Bytes(1)));
+  CHECK_THROWS(NvlsTreeAllReduce(fabric.sim, *fabric.network, 4, 1, Bytes(1)));
+  CHECK_THROWS(NvlsTreeAllReduce(fabric.sim, *fabric.network, 2, 3, Bytes(1)));
 }
 
 // LL moves twice the bytes and Simple adds its base latency (8.4 us) and 11.3 us per network step

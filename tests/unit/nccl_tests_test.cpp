@@ -1,5 +1,6 @@
 // nccl-tests' input and output conventions, which users' scripts depend on.
 #include "models/collective/nccl_tests.hpp"
+#include "models/collective/nccl_choice.hpp"
 #include "models/collective/nccl_protocol.hpp"
 
 #include <doctest/doctest.h>
@@ -77,12 +78,39 @@ TEST_CASE("NCCL_ALGO and NCCL_PROTO lists allow, and ^lists exclude, case-insens
   CHECK_FALSE(allowed_protocols("LL,"));
   CHECK(allowed_algorithms("Tree,Ring") ==
         std::vector<NcclAlgorithm>{NcclAlgorithm::kRing, NcclAlgorithm::kTree});
-  CHECK(allowed_algorithms("^tree") ==
-        std::vector<NcclAlgorithm>{NcclAlgorithm::kRing, NcclAlgorithm::kNvls});
+  CHECK(allowed_algorithms("^tree") == std::vector<NcclAlgorithm>{NcclAlgorithm::kRing,
+                                                                  NcclAlgorithm::kNvls,
+                                                                  NcclAlgorithm::kNvlsTree});
   CHECK(allowed_algorithms("nvls") == std::vector<NcclAlgorithm>{NcclAlgorithm::kNvls});
+  CHECK(allowed_algorithms("^NVLS,NVLSTree") ==
+        std::vector<NcclAlgorithm>{NcclAlgorithm::kRing, NcclAlgorithm::kTree});
   // lockstep's own algorithm only when named.
   CHECK(allowed_algorithms("hierarchical,ring") ==
         std::vector<NcclAlgorithm>{NcclAlgorithm::kRing, NcclAlgorithm::kHierarchical});
+}
+
+// NCCL's tuner table for all-reduce on NVSwitch nodes: NVLS on one node, NVLS-Tree across nodes,
+// each with Simple only and with two or more GPUs per node; neither where the switch cannot
+// reduce (dgx-a100); the other operations run the ring only.
+TEST_CASE("the pairs NCCL could run follow the nodes, the switch and the operation") {
+  using Pair = std::pair<NcclAlgorithm, NcclProtocol>;
+  const std::vector<NcclAlgorithm> algorithms = *allowed_algorithms("");
+  const std::vector<NcclProtocol> simple{NcclProtocol::kSimple};
+  CHECK(runnable_pairs(CollectiveOp::kAllReduce, algorithms, simple, true, 1, 8) ==
+        std::vector<Pair>{{NcclAlgorithm::kRing, NcclProtocol::kSimple},
+                          {NcclAlgorithm::kTree, NcclProtocol::kSimple},
+                          {NcclAlgorithm::kNvls, NcclProtocol::kSimple}});
+  CHECK(runnable_pairs(CollectiveOp::kAllReduce, algorithms, simple, true, 2, 8) ==
+        std::vector<Pair>{{NcclAlgorithm::kRing, NcclProtocol::kSimple},
+                          {NcclAlgorithm::kTree, NcclProtocol::kSimple},
+                          {NcclAlgorithm::kNvlsTree, NcclProtocol::kSimple}});
+  CHECK(runnable_pairs(CollectiveOp::kAllReduce, algorithms, simple, true, 2, 1).size() == 2);
+  CHECK(runnable_pairs(CollectiveOp::kAllReduce, algorithms, simple, false, 2, 8).size() == 2);
+  CHECK(runnable_pairs(CollectiveOp::kAllReduce, {NcclAlgorithm::kNvlsTree},
+                       {NcclProtocol::kLL, NcclProtocol::kLL128}, true, 2, 8)
+            .empty());
+  CHECK(runnable_pairs(CollectiveOp::kAllGather, algorithms, simple, true, 2, 8) ==
+        std::vector<Pair>{{NcclAlgorithm::kRing, NcclProtocol::kSimple}});
 }
 
 }  // namespace

@@ -1,0 +1,171 @@
+#include "models/collective/nvls_tree_all_reduce.hpp"
+
+#include <stdexcept>
+
+#include "models/collective/double_binary_tree.hpp"
+
+namespace lockstep {
+namespace {
+
+constexpr std::int32_t kTrees = 2;
+// Queue pairs: each tree's chunks in order on one, and the multicast beside the reduce so that a
+// head's results do not queue behind the shares it sends to the other heads.
+constexpr std::uint32_t kMulticastQueuePairs = kTrees;
+
+}  // namespace
+
+NvlsTreeAllReduce::NvlsTreeAllReduce(Simulator& sim, Network& network, std::int32_t nodes,
+                                     std::int32_t gpus, Bytes size,
+                                     std::optional<ProtocolOverheads> overheads)
+    : CollectiveAlgorithm(sim, network, every_endpoint(network), overheads,
+                          NcclAlgorithm::kNvlsTree),
+      nodes_(nodes),
+      gpus_(gpus),
+      size_(size) {
+  if (nodes_ < 2 || gpus_ < 2) {
+    throw std::invalid_argument("NVLS-Tree needs at least two nodes of at least two GPUs each");
+  }
+  if (static_cast<std::int64_t>(nodes_) * gpus_ != network_.endpoint_count()) {
+    throw std::invalid_argument("NVLS-Tree's nodes x GPUs must be the network's endpoints");
+  }
+  if (size_ < Bytes(0)) throw std::invalid_argument("a collective's size cannot be negative");
+  chunks_ = pipeline_chunks(Bytes(size_.count() / (gpus_ * kTrees)));
+  for (const std::vector<std::int32_t>& parents : double_binary_trees(nodes_, 1)) {
+    std::vector<std::vector<std::int32_t>>& children =
+        node_children_.emplace_back(static_cast<std::size_t>(nodes_));
+    for (std::int32_t node = 0; node < nodes_; ++node) {
+      const std::int32_t parent = parents[static_cast<std::size_t>(node)];
+      if (parent >= 0) children[static_cast<std::size_t>(parent)].push_back(node);
+    }
+    node_parents_.push_back(parents);
+  }
+  std::vector<std::int64_t> per_rank(static_cast<std::size_t>(network_.endpoint_count()), 0);
+  inputs_missing_.assign(static_cast<std::size_t>(nodes_) * static_cast<std::size_t>(pieces()), 0);
+  if (size_ == Bytes(0)) {
+    expect_transfers(std::move(per_rank));
+    return;
+  }
+  for (std::int32_t index = 0; index < pieces(); ++index) {
+    const Piece piece = piece_at(index);
+    const auto t = static_cast<std::size_t>(piece.tree);
+    for (std::int32_t node = 0; node < nodes_; ++node) {
+      // The head sums its own share, G - 1 through the switch and one per child node.
+      const auto children =
+          static_cast<std::int32_t>(node_children_[t][static_cast<std::size_t>(node)].size());
+      inputs_missing_[static_cast<std::size_t>(node) * static_cast<std::size_t>(pieces()) +
+                      static_cast<std::size_t>(index)] = gpus_ + children;
+      // Reduce and multicast: one transfer each way between the head and every other GPU.
+      for (std::int32_t gpu = 0; gpu < gpus_; ++gpu) {
+        per_rank[static_cast<std::size_t>(rank(node, gpu))] +=
+            gpu == piece.head ? 2 * (gpus_ - 1) : 2;
+      }
+      // Up and down the edge to the parent node, between the two heads.
+      const std::int32_t parent = node_parents_[t][static_cast<std::size_t>(node)];
+      if (parent >= 0) {
+        per_rank[static_cast<std::size_t>(rank(node, piece.head))] += 2;
+        per_rank[static_cast<std::size_t>(rank(parent, piece.head))] += 2;
+      }
+    }
+  }
+  expect_transfers(std::move(per_rank));
+}
+
+Bytes NvlsTreeAllReduce::node_message(Bytes slice_bytes, std::int32_t gpus) {
+  const std::int64_t numerator = slice_bytes.count() * (gpus + 1);
+  const std::int64_t denominator = 2 * static_cast<std::int64_t>(gpus - 1);
+  return Bytes((numerator + denominator - 1) / denominator);
+}
+
+NvlsTreeAllReduce::Piece NvlsTreeAllReduce::piece_at(std::int32_t index) const {
+  return Piece{index / (kTrees * chunks_), (index / chunks_) % kTrees, index % chunks_};
+}
+
+Bytes NvlsTreeAllReduce::piece_bytes(const Piece& piece) const {
+  return even_share(even_share(even_share(size_, gpus_, piece.head), kTrees, piece.tree), chunks_,
+                    piece.chunk);
+}
+
+void NvlsTreeAllReduce::launch(std::int32_t rank) {
+  if (size_ == Bytes(0)) return;
+  const std::int32_t node = rank / gpus_;
+  const std::int32_t gpu = rank % gpus_;
+  for (std::int32_t index = 0; index < pieces(); ++index) {
+    const Piece piece = piece_at(index);
+    if (piece.head == gpu) {
+      count_toward_sum(node, piece);
+    } else {
+      send_stage(Stage::kReduce, rank, this->rank(node, piece.head), node, piece,
+                 node_message(piece_bytes(piece), gpus_));
+    }
+  }
+}
+
+void NvlsTreeAllReduce::send_stage(Stage stage, std::int32_t from, std::int32_t to,
+                                   std::int32_t node, const Piece& piece, Bytes bytes) {
+  const std::uint64_t tag = (static_cast<std::uint64_t>(stage) << 62) |
+                            (static_cast<std::uint64_t>(node) << 32) |
+                            static_cast<std::uint64_t>(piece_index(piece));
+  const auto queue_pair = static_cast<std::uint32_t>(piece.tree) +
+                          (stage == Stage::kMulticast ? kMulticastQueuePairs : 0);
+  send(from, to, bytes, queue_pair, tag);
+}
+
+void NvlsTreeAllReduce::arrived(const Message& /*message*/, Time ready, std::uint64_t tag) {
+  if (ready == sim_.now()) {
+    act(tag);
+  } else {
+    schedule_counted<&NvlsTreeAllReduce::act_event>(ready, this, tag);
+  }
+}
+
+void NvlsTreeAllReduce::act_event(std::uint64_t packed) {
+  event_ran();
+  act(packed);
+}
+
+void NvlsTreeAllReduce::act(std::uint64_t packed) {
+  const auto stage = static_cast<Stage>(packed >> 62);
+  const auto node = static_cast<std::int32_t>((packed >> 32) & 0x3fffffff);
+  const Piece piece = piece_at(static_cast<std::int32_t>(packed & 0xffffffff));
+  switch (stage) {
+    case Stage::kReduce:
+    case Stage::kUp:
+      count_toward_sum(node, piece);
+      break;
+    case Stage::kDown:
+      spread(node, piece);
+      break;
+    case Stage::kMulticast:
+      break;  // the piece is home
+  }
+}
+
+void NvlsTreeAllReduce::count_toward_sum(std::int32_t node, const Piece& piece) {
+  std::int32_t& missing =
+      inputs_missing_[static_cast<std::size_t>(node) * static_cast<std::size_t>(pieces()) +
+                      static_cast<std::size_t>(piece_index(piece))];
+  if (--missing > 0) return;
+  const std::int32_t parent =
+      node_parents_[static_cast<std::size_t>(piece.tree)][static_cast<std::size_t>(node)];
+  if (parent < 0) {
+    spread(node, piece);
+  } else {
+    send_stage(Stage::kUp, rank(node, piece.head), rank(parent, piece.head), parent, piece,
+               piece_bytes(piece));
+  }
+}
+
+void NvlsTreeAllReduce::spread(std::int32_t node, const Piece& piece) {
+  const std::int32_t head = rank(node, piece.head);
+  for (const std::int32_t child :
+       node_children_[static_cast<std::size_t>(piece.tree)][static_cast<std::size_t>(node)]) {
+    send_stage(Stage::kDown, head, rank(child, piece.head), child, piece, piece_bytes(piece));
+  }
+  const Bytes multicast = node_message(piece_bytes(piece), gpus_);
+  for (std::int32_t gpu = 0; gpu < gpus_; ++gpu) {
+    if (gpu != piece.head)
+      send_stage(Stage::kMulticast, head, rank(node, gpu), node, piece, multicast);
+  }
+}
+
+}  // namespace lockstep
