@@ -51,6 +51,7 @@ struct ResultRow {
   double bus_factor;
   FixedText<16> algorithm;
   FixedText<8> protocol;
+  std::int64_t collective_ps;
 };
 
 // Per size and rank: how long the rank's transfers took, the view that finds the rank the others
@@ -102,11 +103,12 @@ std::optional<std::vector<std::int32_t>> parse_rank_list(const std::string& text
 
 TableLayout result_layout() {
   using Row = ResultRow;
-  return layout<Row>("nccl_tests",
-                     {column("op", &Row::op), column("ranks", &Row::ranks),
-                      column("bytes", &Row::bytes), column("count", &Row::count),
-                      column("time_ps", &Row::time_ps), column("bus_factor", &Row::bus_factor),
-                      column("algorithm", &Row::algorithm), column("protocol", &Row::protocol)});
+  return layout<Row>(
+      "nccl_tests",
+      {column("op", &Row::op), column("ranks", &Row::ranks), column("bytes", &Row::bytes),
+       column("count", &Row::count), column("time_ps", &Row::time_ps),
+       column("bus_factor", &Row::bus_factor), column("algorithm", &Row::algorithm),
+       column("protocol", &Row::protocol), column("collective_ps", &Row::collective_ps)});
 }
 
 // An option's value, else the environment variable NCCL users set, else automatic.
@@ -118,6 +120,13 @@ std::string option_or_environment(const std::string& option, const char* variabl
 
 // NCCL's MAXCHANNELS: the rings a collective is split over at most.
 constexpr std::int32_t kMostChannels = 64;
+// The host's time for one NCCL call, enqueue and kernel launch: nccl-tests driving 8 GPUs from one
+// thread (-g 8) is flat at 32-35 us per iteration from 8 B up to where the GPUs take longer, on
+// 8 x H100 (NVIDIA/nccl issue 2094, NCCL 2.29; tests/data/nccl_sweeps: 35-38 us, NCCL 2.26) and on
+// DGX-A100 (NVIDIA/nccl-tests issue 123: 10, 16.9 and 33.7 us for 2, 4 and 8 GPUs, linear in the
+// GPUs one thread launches on; tests/data/nccl_sweeps: 32 us), about 4.2 us per GPU; a bare
+// cuLaunchKernel takes 3.0-3.3 us (meta-pytorch/tritonbench PR 1017), NCCL's enqueue the rest.
+constexpr const char* kDefaultLaunchOverhead = "4.2us";
 // The largest NVLink domain built (NVL576): a server of more GPUs is a typo, and would cost
 // minutes a size for a ring per GPU over every GPU.
 constexpr std::int32_t kMostGpusPerNode = 576;
@@ -153,14 +162,19 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   ScenarioArguments scenario_arguments;
   std::string op_name, min_text = "32M", max_text = "32M", output_path, preset_name = "dgx-h100";
   std::string model = "flow", algo_option, proto_option, transport = "rdma", rank_list,
-              socket_interface;
+              socket_interface, launch_overhead_text = kDefaultLaunchOverhead;
   std::vector<std::int32_t> staged_nics;
   bool no_gpudirect = false;
   std::int64_t factor = 2;
   std::int32_t channels = 0;
+  std::int32_t gpus_per_thread = 1;
   std::int64_t nodes = 0;
   std::int32_t gpus_per_node = 0;
   bool quiet = false;
+  const std::string launch_overhead_help =
+      "the host's time to enqueue one NCCL operation on a GPU and launch its kernel: nccl-tests "
+      "issues its iterations back to back, so none is shorter than this times -g (default " +
+      std::string(kDefaultLaunchOverhead) + "; 0us as with CUDA graphs, nccl-tests -G)";
   options.add_options()("help,h", "show this help")("quiet,q", po::bool_switch(&quiet),
                                                     "no progress line")(
       "minbytes,b", po::value(&min_text), "smallest size, bytes with K, M or G (default 32M)")(
@@ -191,6 +205,10 @@ int nccl_tests_command(const std::vector<std::string>& args) {
       "named")(
       "proto", po::value(&proto_option),
       "LL, LL128, Simple, a list, or ^list (default: $NCCL_PROTO, else the fastest allowed)")(
+      "launch-overhead", po::value(&launch_overhead_text), launch_overhead_help.c_str())(
+      "ngpus,g", po::value(&gpus_per_thread),
+      "GPUs each nccl-tests thread drives, launching on each in turn (nccl-tests -g; default 1, "
+      "one process per GPU)")(
       "output,o", po::value(&output_path),
       "HDF5 output (default: SCENARIO's name-OP.h5, or with --nodes N the preset's "
       "name-Nnodes-OP.h5)");
@@ -282,6 +300,13 @@ int nccl_tests_command(const std::vector<std::string>& args) {
     problems.push_back("protocol " + proto_text + ": LL, LL128, Simple, a list or ^list");
   }
 
+  if (gpus_per_thread < 1) problems.push_back("-g must be at least 1");
+  const Parsed<Duration> launch_overhead = parse_duration(launch_overhead_text);
+  if (!launch_overhead.value) {
+    problems.push_back("--launch-overhead " + launch_overhead_text + ": " + launch_overhead.error);
+  } else if (*launch_overhead.value < Duration()) {
+    problems.push_back("--launch-overhead " + launch_overhead_text + ": cannot be negative");
+  }
   if (channels > kMostChannels) {
     problems.push_back("--channels: at most " + std::to_string(kMostChannels) + ", as in NCCL");
   }
@@ -384,6 +409,12 @@ int nccl_tests_command(const std::vector<std::string>& args) {
                  "on one node, NVLSTree across several)\n";
     return exit_code::kBadInput;
   }
+  if (gpus_per_thread > ranks) {
+    std::cerr << "lockstep nccl-tests: -g " << gpus_per_thread << ": more GPUs per thread than the "
+              << ranks << " ranks\n";
+    return exit_code::kBadInput;
+  }
+  const Duration issue = *launch_overhead.value * gpus_per_thread;
   const std::vector<std::int32_t> staged = host_staged_nics(hosts, cluster_ranks);
   Hdf5Output file(output);
   remove_on_second_signal(file.temporary_path());
@@ -406,7 +437,8 @@ int nccl_tests_command(const std::vector<std::string>& args) {
                                : std::to_string(staged.size()) + " NIC(s) through host memory, ")
             << setup.channels << " ring channel(s), algorithm "
             << (algo_text.empty() ? "auto" : algo_text) << ", protocol "
-            << (proto_text.empty() ? "auto" : proto_text) << "\n#\n";
+            << (proto_text.empty() ? "auto" : proto_text) << ", " << gpus_per_thread
+            << " GPU(s) per thread at " << format(*launch_overhead.value) << " a launch\n#\n";
   for (const std::string& line : nccl_tests::header_lines()) std::cout << line << "\n";
   double busbw_sum = 0.0;
   std::int64_t rows = 0;
@@ -446,14 +478,17 @@ int nccl_tests_command(const std::vector<std::string>& args) {
       }
       if (show_progress) std::cerr << "\r\033[K" << std::flush;
       const double factor_of_op = bus_bandwidth_factor(*op, ranks);
+      // The host issues the next iteration while the GPUs run this one: an iteration takes the
+      // longer of the two.
+      const Duration iteration = std::max(timed->time, issue);
       // The fabric carries the same bytes in place and out of place: one time for both halves.
-      std::cout << nccl_tests::row(*op, shape, ranks, timed->time, timed->time) << std::endl;
-      busbw_sum += nccl_tests::algbw(shape.size, timed->time) * factor_of_op;
+      std::cout << nccl_tests::row(*op, shape, ranks, iteration, iteration) << std::endl;
+      busbw_sum += nccl_tests::algbw(shape.size, iteration) * factor_of_op;
       ++rows;
       results.append(ResultRow{FixedText<16>(op_name), ranks, shape.size.count(), shape.count,
-                               timed->time.ps(), factor_of_op,
+                               iteration.ps(), factor_of_op,
                                FixedText<16>(algorithm_name(chosen.first)),
-                               FixedText<8>(protocol_name(chosen.second))});
+                               FixedText<8>(protocol_name(chosen.second)), timed->time.ps()});
     }
     results.flush();
     rank_results.flush();

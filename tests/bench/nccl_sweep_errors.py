@@ -77,6 +77,7 @@ def parse_sweep(path):
     """
     header, rows, factor = {}, [], None
     in_header = True
+    gpus_per_thread = None
     for line in path.read_text().splitlines():
         if line.startswith("#"):
             key = re.match(r"# ([a-z_]+): (.*)$", line)
@@ -87,12 +88,17 @@ def parse_sweep(path):
             step = re.search(r"step:\s*(\d+)\(factor\)", line)
             if step:
                 factor = int(step.group(1))
+            threads = re.search(r"nThread\s+\d+\s+nGpus\s+(\d+)", line)
+            if threads:
+                gpus_per_thread = int(threads.group(1))
             continue
         fields = line.split()
         if len(fields) < 12 or int(fields[0]) == 0:
             continue
         rows.append((int(fields[0]), (float(fields[-8]), float(fields[-6])),
                      (float(fields[-4]), float(fields[-2]))))
+    if gpus_per_thread:
+        header["gpus_per_thread"] = str(gpus_per_thread)
     return header, factor, rows
 
 
@@ -123,6 +129,10 @@ def lockstep_setup(header):
     args = ["--nodes", str(nodes), "--preset", PRESETS[gpu.group(1)]]
     if gpus_per_node != 8:
         args += ["--gpus-per-node", str(gpus_per_node)]
+    # How many GPUs one nccl-tests thread launched on (its "nGpus" line): the host's share of an
+    # iteration.
+    if int(header.get("gpus_per_thread", "1")) > 1:
+        args += ["-g", header["gpus_per_thread"]]
     notes = []
 
     if nodes > 1:

@@ -527,6 +527,40 @@ class NcclTests(CliTestCase):
                                sum(float(r[7]) for r in rows) / len(rows), delta=0.01)
         self.assertTrue(out.is_file())
 
+    def test_one_thread_launching_on_eight_gpus_sets_a_floor_under_every_iteration(self):
+        # nccl-tests -g 8: one thread launches each iteration on the 8 GPUs in turn, 4.2 us each,
+        # and issues the next while the GPUs run: no iteration is shorter than 33.6 us, and those
+        # whose GPUs take longer keep their own time (time_ps is the printed time, collective_ps
+        # the GPUs').
+        out = self.dir / "floor.h5"
+        result = lockstep("nccl-tests", "all_reduce", "--nodes", "1", "-g", "8", "-b", "8", "-e",
+                          "64M", "-f", "8", "-o", out)
+        self.assert_exit(result, 0)
+        self.assertIn("8 GPU(s) per thread at 4.2us a launch", result.stdout.splitlines()[0])
+        table = la.load_table(out, "nccl_tests")
+        floor = 33_600_000
+        self.assertTrue((table["time_ps"] == table["collective_ps"].clip(lower=floor)).all())
+        self.assertEqual(int(table["time_ps"].iloc[0]), floor)
+        self.assertLess(int(table["collective_ps"].iloc[0]), floor)
+        self.assertGreater(int(table["collective_ps"].iloc[-1]), floor)
+        rows = [line.split() for line in result.stdout.splitlines() if not line.startswith("#")]
+        self.assertEqual(rows[0][5], "33.60")
+        # CUDA graphs (nccl-tests -G) launch a whole loop at once: no floor.
+        graphs = lockstep("nccl-tests", "all_reduce", "--nodes", "1", "-g", "8",
+                          "--launch-overhead", "0us", "-b", "8", "-e", "8", "-o", out)
+        self.assert_exit(graphs, 0)
+        self.assertEqual(list(la.load_table(out, "nccl_tests")["time_ps"]),
+                         [int(table["collective_ps"].iloc[0])])
+        for args, message in [(["-g", "0"], "-g must be at least 1"),
+                              (["-g", "9"], "-g 9: more GPUs per thread than the 8 ranks"),
+                              (["--launch-overhead", "fast"], "--launch-overhead fast"),
+                              (["--launch-overhead", "-1us"], "--launch-overhead -1us")]:
+            bad = lockstep("nccl-tests", "all_reduce", "--nodes", "1", *args, "-o",
+                           self.dir / "bad.h5")
+            self.assert_exit(bad, 2)
+            self.assertIn(message, bad.stderr)
+            self.assertFalse((self.dir / "bad.h5").exists())
+
     def test_broadcast_rows_name_root_zero_and_count_busbw_as_algbw(self):
         result = lockstep("nccl-tests", "broadcast", COLLECTIVES, "-b", "4M", "-e", "4M",
                           "-o", self.dir / "bcast.h5")
@@ -554,7 +588,7 @@ class NcclTests(CliTestCase):
         self.assert_exit(result, 0)
         self.assertIn("# lockstep nccl-tests all_reduce: 16 ranks on 2 x dgx-h100 (8 GPUs each), "
                       "fabric at flow level over RDMA, 8 ring channel(s), algorithm auto, "
-                      "protocol auto",
+                      "protocol auto, 1 GPU(s) per thread at 4.2us a launch",
                       result.stdout.splitlines())
         rows = [line.split() for line in result.stdout.splitlines() if not line.startswith("#")]
         self.assertEqual(len(rows), 1)
