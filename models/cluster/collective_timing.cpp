@@ -108,7 +108,20 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
       }
     }
   }
-  const ProtocolOverheads overheads{protocol, gpus};
+  ProtocolOverheads overheads{protocol, gpus, {}};
+  if (protocol == NcclProtocol::kLL) {
+    const std::optional<double> ceiling =
+        ll_bus_bandwidth_ceiling(nodes, servers && servers->cpu == CpuVendor::kAmd);
+    // busbw is what each rank sends per second, over a ring's channels; a tree all-reduce's is
+    // twice its algbw, what each rank sends up (or down) its trees.
+    const std::size_t streams = algorithm == NcclAlgorithm::kRing   ? channel_rings.size()
+                                : algorithm == NcclAlgorithm::kTree ? 2 * trees.size()
+                                                                    : 0;
+    if (ceiling && streams > 0) {
+      overheads.network_stream_ceiling =
+          BitRate::bps(static_cast<std::int64_t>(*ceiling * 8e9 / static_cast<double>(streams)));
+    }
+  }
   std::unique_ptr<Collective> collective;
   switch (algorithm) {
     case NcclAlgorithm::kRing:

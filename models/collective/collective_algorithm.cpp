@@ -128,15 +128,23 @@ void CollectiveAlgorithm::send(std::int32_t from, std::int32_t to, Bytes data,
   // The protocol's flags travel with the data (LL moves twice the bytes), and what the NVSwitch
   // costs NVLS is charged as bytes too.
   Bytes wire = data;
+  Time paced_until = sim_.now();
   if (overheads_) {
     const bool same_node = from / overheads_->gpus_per_node == to / overheads_->gpus_per_node;
     const double data_per_wire_byte =
         cost_.data_per_wire_byte * (same_node ? cost_.nvlink_efficiency : 1.0);
     wire = Bytes(static_cast<std::int64_t>(
         std::ceil(static_cast<double>(data.count()) / data_per_wire_byte)));
+    if (!same_node && overheads_->network_stream_ceiling) {
+      const std::uint64_t stream = (static_cast<std::uint64_t>(from) << 40) ^
+                                   (static_cast<std::uint64_t>(to) << 16) ^ queue_pair;
+      Time& free = stream_paced_until_[stream];
+      free = std::max(free, sim_.now()) + tx_time(data, *overheads_->network_stream_ceiling);
+      paced_until = free;
+    }
   }
   const std::uint64_t id = network_.send(from, to, wire, queue_pair, *this);
-  in_flight_.emplace(id, InFlight{sim_.now(), tag});
+  in_flight_.emplace(id, InFlight{sim_.now(), tag, paced_until});
   ++unacknowledged_;
 }
 
@@ -149,13 +157,12 @@ void CollectiveAlgorithm::on_message_delivered(const Message& message, Time deli
   const Duration took = delivered - transfer.sent_at;
   rank_transfer_times_[static_cast<std::size_t>(message.source)].sent += took;
   rank_transfer_times_[static_cast<std::size_t>(message.destination)].received += took;
-  Duration step;
+  Time ready = std::max(delivered, transfer.paced_until);
   if (overheads_) {
     const bool same_node = message.source / overheads_->gpus_per_node ==
                            message.destination / overheads_->gpus_per_node;
-    step = same_node ? cost_.nvlink_step : cost_.network_step;
+    ready += same_node ? cost_.nvlink_step : cost_.network_step;
   }
-  const Time ready = delivered + step;
   last_noticed_ = std::max(last_noticed_, ready);
   // Each rank's end is reported ahead of the whole's at the same instant.
   transfer_done(message.source, delivered);

@@ -18,6 +18,7 @@
 #include "models/collective/collective.hpp"
 #include "models/collective/nccl_protocol.hpp"
 #include "models/network/network.hpp"
+#include "sim/core/bit_rate.hpp"
 
 namespace lockstep {
 
@@ -34,6 +35,11 @@ namespace lockstep {
 struct ProtocolOverheads {
   NcclProtocol protocol = NcclProtocol::kSimple;
   std::int32_t gpus_per_node = 1;
+  // The most data one of the algorithm's streams (a ring's channel, a tree) moves per second
+  // between nodes, however fast the wire (the protocol's ceiling, as ll_bus_bandwidth_ceiling):
+  // the transfers a rank sends another on one queue pair are paced one after the other at this
+  // rate, and each is noticed no sooner than its pacing ends.
+  std::optional<BitRate> network_stream_ceiling;
 };
 
 class CollectiveAlgorithm : public Collective, public MessageListener {
@@ -75,6 +81,7 @@ class CollectiveAlgorithm : public Collective, public MessageListener {
   struct InFlight {
     Time sent_at;
     std::uint64_t tag = 0;
+    Time paced_until;  // when the stream's ceiling lets it be noticed
   };
   struct Waiting {
     std::int32_t from = 0;
@@ -100,9 +107,11 @@ class CollectiveAlgorithm : public Collective, public MessageListener {
   ProtocolCost cost_;
   std::vector<RankTransferTimes> rank_transfer_times_;
   std::unordered_map<std::uint64_t, InFlight> in_flight_;  // by message id; never iterated
-  std::vector<std::vector<Waiting>> waiting_for_;          // by receiving rank
-  std::vector<std::int64_t> rank_transfers_left_;          // by rank
-  std::vector<Time> rank_last_transfer_;                   // by rank
+  // When each paced stream (sender, receiver, queue pair) is next free; never iterated.
+  std::unordered_map<std::uint64_t, Time> stream_paced_until_;
+  std::vector<std::vector<Waiting>> waiting_for_;  // by receiving rank
+  std::vector<std::int64_t> rank_transfers_left_;  // by rank
+  std::vector<Time> rank_last_transfer_;           // by rank
   std::int64_t transfers_ = 0;
   std::int64_t arrived_ = 0;
   std::int64_t unacknowledged_ = 0;    // sent, and the network has yet to call back on completion

@@ -63,6 +63,12 @@ ProtocolCost protocol_cost(NcclProtocol protocol, NcclAlgorithm algorithm) {
   return {};
 }
 
+std::optional<double> ll_bus_bandwidth_ceiling(std::int32_t nodes, bool amd_cpus) {
+  if (nodes < 2) return std::nullopt;
+  if (nodes == 2) return amd_cpus ? 22.5 : 39.0;
+  return amd_cpus ? 19.0 : 20.4;
+}
+
 std::string_view protocol_name(NcclProtocol protocol) {
   switch (protocol) {
     case NcclProtocol::kLL:

@@ -43,6 +43,14 @@ struct ProtocolCost {
 
 [[nodiscard]] ProtocolCost protocol_cost(NcclProtocol protocol, NcclAlgorithm algorithm);
 
+// The most bus bandwidth LL reaches across nodes, NCCL's llMaxBw (tuning.cc, 2.19 on) for
+// communicators of more than one node, which it reads by the host CPUs' maker since there LL's
+// steps between nodes go through NCCL's proxy threads: 39.0 GB/s on two nodes and 20.4 on more with
+// Intel CPUs, 22.5 and 19.0 with AMD's. Within one node LL's flags and the wire bound it already
+// (NCCL's single-node figure, 87.7 GB/s for Ampere and Hopper, sits below the 8 x H100 LL ring
+// sweeps' 130 GB/s at 4 MiB). In GB/s of nccl-tests' busbw; empty for one node.
+[[nodiscard]] std::optional<double> ll_bus_bandwidth_ceiling(std::int32_t nodes, bool amd_cpus);
+
 // NCCL's spellings: "LL", "LL128", "Simple"; "Ring", "Tree", "NVLS", "NVLSTree"
 // (case-insensitive, as NCCL reads them).
 [[nodiscard]] std::string_view protocol_name(NcclProtocol protocol);

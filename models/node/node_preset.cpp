@@ -13,11 +13,11 @@ constexpr std::int64_t kSm90LinkBps = 164'800'000'000;
 const std::vector<NodePreset>& node_presets() {
   static const std::vector<NodePreset> presets{
       {"dgx-a100", 8, BitRate::bps(12 * kSm80LinkBps), Duration::ns(300), BitRate::gbps(200), false,
-       "a100"},
+       "a100", CpuVendor::kAmd},
       {"dgx-h100", 8, BitRate::bps(18 * kSm90LinkBps), Duration::ns(300), BitRate::gbps(400), true,
-       "h100"},
+       "h100", CpuVendor::kIntel},
       {"dgx-h200", 8, BitRate::bps(18 * kSm90LinkBps), Duration::ns(300), BitRate::gbps(400), true,
-       "h200"},
+       "h200", CpuVendor::kIntel},
   };
   return presets;
 }

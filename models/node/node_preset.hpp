@@ -5,7 +5,9 @@
 // through the NVSwitch, one NIC per GPU with its line rate, and whether the NVSwitch reduces
 // (NVLink SHARP). Each GPU shares a PCIe switch with its NIC (GPUDirect RDMA at the NIC's rate); a
 // NIC reached through host memory instead is a limit on its host path (collective_timing.hpp).
-// GPU compute is the GPU model's (models/gpu).
+// The host CPUs' maker, which NCCL's tuning reads for what its proxy threads move between nodes:
+// AMD EPYC 7742 in the DGX A100, Intel Xeon Platinum 8480C in the DGX H100 and H200 (NVIDIA's DGX
+// user guides). GPU compute is the GPU model's (models/gpu).
 #pragma once
 
 #include <cstdint>
@@ -19,6 +21,8 @@
 
 namespace lockstep {
 
+enum class CpuVendor { kIntel, kAmd };
+
 struct NodePreset {
   std::string name;  // "dgx-h100"
   std::int32_t gpus = 8;
@@ -30,6 +34,7 @@ struct NodePreset {
   // Third-generation NVSwitch (Hopper) reduces in the switch: NCCL's NVLS algorithm.
   bool nvlink_sharp = false;
   std::string gpu = "h100";  // the GPU model's name (models/gpu/gpu_spec.hpp)
+  CpuVendor cpu = CpuVendor::kIntel;
 };
 
 [[nodiscard]] const std::vector<NodePreset>& node_presets();

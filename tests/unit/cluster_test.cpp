@@ -240,6 +240,29 @@ TEST_CASE("NVLS-Tree across H100 nodes: NVLink-bound above the NICs' rate on 2, 
   CHECK(four < 1.04 * nic_bound);
 }
 
+// LL between nodes runs at NCCL's llMaxBw, its steps paced by the proxy threads: each channel's
+// transfers from one node to the next leave one after the other at 1/8 of the ceiling, and the
+// ring's 30 steps on 2 nodes send 30/128 of S through each, so busbw = 2 (15/16) S / t reaches the
+// ceiling itself: 39.0 GB/s on two DGX H100 (Intel CPUs), 20.4 on four, 22.5 on two DGX A100
+// (AMD's); within 0.5% at 256 MiB, where the latencies are small. On one node the wire bounds LL.
+TEST_CASE("LL between nodes reaches NCCL's llMaxBw and no more") {
+  const Bytes size(std::int64_t{256} << 20);
+  auto busbw = [&](CollectiveSetup setup, std::int64_t ranks) {
+    const Duration t =
+        timed(setup, CollectiveOp::kAllReduce, size, NcclAlgorithm::kRing, NcclProtocol::kLL);
+    return static_cast<double>(size.count()) / (static_cast<double>(t.ps()) * 1e-12) * 1e-9 *
+           bus_bandwidth_factor(CollectiveOp::kAllReduce, ranks);
+  };
+  CHECK(busbw(h100_servers(2), 16) == doctest::Approx(39.0).epsilon(0.005));
+  CHECK(busbw(h100_servers(2), 16) < 39.0);
+  CHECK(busbw(h100_servers(4), 32) == doctest::Approx(20.4).epsilon(0.005));
+  CollectiveSetup a100 = h100_servers(2);
+  a100.cluster.servers = *node_preset("dgx-a100");
+  a100.cluster.fabric.topology.link_rate = a100.cluster.servers->nic_rate;
+  CHECK(busbw(a100, 16) == doctest::Approx(22.5).epsilon(0.005));
+  CHECK(busbw(h100_servers(1), 8) > 150.0);
+}
+
 // NCCL runs NVLS on one node and NVLS-Tree across nodes (without CollNet), both only where the
 // NVSwitches reduce and the communicator has two or more GPUs on each node, with Simple only.
 TEST_CASE("NVLS-Tree runs where NCCL would run it") {

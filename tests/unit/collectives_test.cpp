@@ -178,8 +178,9 @@ TEST_CASE("NCCL's protocols cost wire bytes and latency on top of the transfers"
     return static_cast<double>((run.finished_at() - run.started_at()).ps());
   };
   const double bare = took(std::nullopt);
-  CHECK(took(ProtocolOverheads{NcclProtocol::kLL, 1}) / bare == doctest::Approx(2.0).epsilon(0.01));
-  CHECK(took(ProtocolOverheads{NcclProtocol::kSimple, 1}) - bare ==
+  CHECK(took(ProtocolOverheads{NcclProtocol::kLL, 1, {}}) / bare ==
+        doctest::Approx(2.0).epsilon(0.01));
+  CHECK(took(ProtocolOverheads{NcclProtocol::kSimple, 1, {}}) - bare ==
         doctest::Approx(76.2e6).epsilon(1e-6));
 }
 
