@@ -54,9 +54,10 @@ ProtocolCost protocol_cost(NcclProtocol protocol, NcclAlgorithm algorithm) {
   const bool tree = algorithm == NcclAlgorithm::kTree;
   switch (protocol) {
     case NcclProtocol::kLL:
-      return {0.5, 1.0, Duration::ns(tree ? 6'800 : 6'600), {}, {}};
+      return {0.5, 1.0, Duration::ns(tree ? 6'800 : 6'600), Duration::ns(tree ? 2'300 : 0), {}};
     case NcclProtocol::kLL128:
-      return {120.0 / 128.0, 1.0, Duration::ns(14'000), Duration::ns(1'300), Duration::ns(1'300)};
+      return {120.0 / 128.0, 1.0, Duration::ns(14'000), Duration::ns(tree ? 5'800 : 1'300),
+              Duration::ns(tree ? 650 : 1'300)};
     case NcclProtocol::kSimple:
       return {1.0, 1.0, Duration::ns(8'400), Duration::ns(11'300), Duration::ns(2'800)};
   }

@@ -4,11 +4,15 @@
 //   wire is data), LL128 an 8-byte flag per 128-byte line (120/128), Simple none (1);
 // - a base latency per collective (us, LL / LL128 / Simple): ring 6.6 / 14.0 / 8.4, tree 6.8 /
 //   14.0 / 8.4;
-// - a latency per step: over the network 2.7 / 4.0 / 14.0 us, over NVLink 0.6 / 1.9 / 3.4 us
-//   (reference.md gives these for the ring; the tree's steps are charged the same).
+// - a latency per step: the ring's over the network 2.7 / 4.0 / 14.0 us, over NVLink 0.6 / 1.9 /
+//   3.4 us (reference.md); the tree's over the network 5.0 / 8.5 us and over NVLink 0.6 / 1.25 us
+//   with LL and LL128 (hwLat, 2.19 on). The tree's Simple figures (28 us) are, by NCCL's own
+//   comment, the time of a whole 256 KiB chunk, which the network model carries itself: its steps
+//   are charged as the ring's.
 // The network model already carries every transfer over its links with their propagation and
 // serialization, which is what LL, the leanest protocol, costs on the wire; so a step adds the
-// protocol's per-step latency beyond LL's (network 0 / 1.3 / 11.3 us, NVLink 0 / 1.3 / 2.8 us).
+// protocol's per-step latency beyond the ring's LL (ring: network 0 / 1.3 / 11.3 us, NVLink 0 /
+// 1.3 / 2.8 us; tree: network 2.3 / 5.8 / 11.3 us, NVLink 0 / 0.65 / 2.8 us).
 // NVLS (in-switch reduction, nvls_all_reduce.hpp) runs with Simple only and is one step: NCCL's
 // model gives it its NVLink latency, 25 us, and no base latency; lockstep charges those 25 us
 // before the transfers, as the base latency. Its transfers reach 0.85 of the NVLink bandwidth

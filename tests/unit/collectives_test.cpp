@@ -165,6 +165,23 @@ TEST_CASE("an NVLS-Tree all-reduce sums in the node, across the heads and multic
   CHECK_THROWS(NvlsTreeAllReduce(fabric.sim, *fabric.network, 2, 3, Bytes(1)));
 }
 
+// The tree's LL costs NCCL's tree figures: its base latency (6.8 us) and 5.0 us per step between
+// nodes, 2.3 us beyond the ring's 2.7 that the wire carries. With one GPU per node every hop
+// crosses the network: 1,000 B up and back down take the bare time of LL's 2,000 wire bytes plus
+// 6.8 + 2 x 2.3 us.
+TEST_CASE("a tree's LL steps between nodes cost NCCL's tree latency") {
+  auto took = [](Bytes size, std::optional<ProtocolOverheads> overheads) {
+    Fabric fabric(star(3), Backend::kFlow);
+    TreeAllReduce tree(fabric.sim, *fabric.network, {{-1, 0, 0}}, size, overheads);
+    tree.start();
+    (void)fabric.sim.run();
+    return (tree.finished_at() - tree.started_at()).ps();
+  };
+  CHECK(took(Bytes(1'000), ProtocolOverheads{NcclProtocol::kLL, 1, {}}) -
+            took(Bytes(2'000), std::nullopt) ==
+        6'800'000 + 2 * 2'300'000);
+}
+
 // LL moves twice the bytes and Simple adds its base latency (8.4 us) and 11.3 us per network step
 // (6 for 4 ranks): a bandwidth-bound ring takes about twice as long with LL, and Simple adds
 // 8.4 + 6 x 11.3 = 76.2 us to the bare transfers.
