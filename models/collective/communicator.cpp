@@ -44,21 +44,13 @@ CommunicatorLayout communicator_layout(const std::vector<std::int32_t>& communic
 }
 
 CommunicatorNetwork::CommunicatorNetwork(Network& cluster, std::vector<std::int32_t> members)
-    : cluster_(cluster), members_(std::move(members)), local_of_(members_.size()) {
-  for (std::size_t i = 0; i < members_.size(); ++i) {
-    if (members_[i] < 0 || members_[i] >= cluster.endpoint_count()) {
-      throw std::invalid_argument("communicator member " + std::to_string(members_[i]) +
+    : cluster_(cluster), members_(std::move(members)) {
+  for (const std::int32_t member : members_) {
+    if (member < 0 || member >= cluster.endpoint_count()) {
+      throw std::invalid_argument("communicator member " + std::to_string(member) +
                                   " is not a rank of the network");
     }
-    local_of_[i] = {members_[i], static_cast<std::int32_t>(i)};
   }
-  std::sort(local_of_.begin(), local_of_.end());
-}
-
-std::int32_t CommunicatorNetwork::local_rank(std::int32_t global) const {
-  const auto it = std::lower_bound(local_of_.begin(), local_of_.end(),
-                                   std::pair<std::int32_t, std::int32_t>{global, -1});
-  return it != local_of_.end() && it->first == global ? it->second : -1;
 }
 
 std::int32_t CommunicatorNetwork::endpoint_count() const {
@@ -71,33 +63,34 @@ std::uint64_t CommunicatorNetwork::send(std::int32_t source, std::int32_t destin
   const std::uint64_t id =
       cluster_.send(members_[static_cast<std::size_t>(source)],
                     members_[static_cast<std::size_t>(destination)], size, queue_pair, *this);
-  listeners_.emplace(id, &listener);
+  sent_.emplace(id, Sent{&listener, source, destination});
   return id;
 }
 
-Message CommunicatorNetwork::local(const Message& message) const {
+Message CommunicatorNetwork::local(const Message& message, const Sent& sent) {
   Message out = message;
-  out.source = local_rank(message.source);
-  out.destination = local_rank(message.destination);
+  out.source = sent.source;
+  out.destination = sent.destination;
   return out;
 }
 
 void CommunicatorNetwork::on_message_delivered(const Message& message, Time delivered) {
-  listeners_.at(message.id)->on_message_delivered(local(message), delivered);
+  const Sent& sent = sent_.at(message.id);
+  sent.listener->on_message_delivered(local(message, sent), delivered);
 }
 
 void CommunicatorNetwork::on_message_complete(const Message& message, const MessageTimes& times) {
-  const auto it = listeners_.find(message.id);
-  MessageListener* listener = it->second;
-  listeners_.erase(it);
-  listener->on_message_complete(local(message), times);
+  const auto it = sent_.find(message.id);
+  const Sent sent = it->second;
+  sent_.erase(it);
+  sent.listener->on_message_complete(local(message, sent), times);
 }
 
 void CommunicatorNetwork::on_message_failed(const Message& message, Time failed) {
-  const auto it = listeners_.find(message.id);
-  MessageListener* listener = it->second;
-  listeners_.erase(it);
-  listener->on_message_failed(local(message), failed);
+  const auto it = sent_.find(message.id);
+  const Sent sent = it->second;
+  sent_.erase(it);
+  sent.listener->on_message_failed(local(message, sent), failed);
 }
 
 }  // namespace lockstep

@@ -45,16 +45,17 @@ class CommunicatorNetwork final : public Network, private MessageListener {
   void on_message_complete(const Message& message, const MessageTimes& times) override;
   void on_message_delivered(const Message& message, Time delivered) override;
   void on_message_failed(const Message& message, Time failed) override;
-  [[nodiscard]] Message local(const Message& message) const;
-  // -1 outside the communicator.
-  [[nodiscard]] std::int32_t local_rank(std::int32_t global) const;
+  // What a message sent through the communicator was, in its ranks.
+  struct Sent {
+    MessageListener* listener = nullptr;
+    std::int32_t source = 0;
+    std::int32_t destination = 0;
+  };
+  [[nodiscard]] static Message local(const Message& message, const Sent& sent);
 
   Network& cluster_;
   std::vector<std::int32_t> members_;
-  // (global rank, local rank), sorted: a communicator of a few ranks on a large cluster costs its
-  // size, not the cluster's.
-  std::vector<std::pair<std::int32_t, std::int32_t>> local_of_;
-  std::unordered_map<std::uint64_t, MessageListener*> listeners_;  // by id; never iterated
+  std::unordered_map<std::uint64_t, Sent> sent_;  // by id; never iterated
 };
 
 }  // namespace lockstep

@@ -32,6 +32,7 @@ struct FlowNetwork::QueuePair {
   std::uint64_t entropy = 0;
   std::vector<Hop> hops;          // data, source to destination
   std::vector<Hop> reverse_hops;  // acknowledgements
+  FixedText<96> path;             // the hops as the messages table writes them
   std::vector<std::int32_t> links;
   std::vector<std::int32_t> reverse_links;
   std::deque<Pending> backlog;  // not yet drained, head first
@@ -105,7 +106,7 @@ std::int32_t FlowNetwork::link_of(NodeId node, CableId cable) const {
 
 FlowNetwork::QueuePair& FlowNetwork::queue_pair_for(std::int32_t source, std::int32_t destination,
                                                     std::uint32_t index) {
-  const auto key = std::make_tuple(source, destination, index);
+  const QueuePairKey key{source, destination, index};
   if (const auto it = queue_pair_ids_.find(key); it != queue_pair_ids_.end()) {
     return queue_pairs_[it->second];
   }
@@ -126,7 +127,7 @@ FlowNetwork::QueuePair& FlowNetwork::queue_pair_for(std::int32_t source, std::in
 const FlowNetwork::QueuePair* FlowNetwork::find_queue_pair(std::int32_t source,
                                                            std::int32_t destination,
                                                            std::uint32_t index) const {
-  const auto it = queue_pair_ids_.find(std::make_tuple(source, destination, index));
+  const auto it = queue_pair_ids_.find(QueuePairKey{source, destination, index});
   return it == queue_pair_ids_.end() ? nullptr : &queue_pairs_[it->second];
 }
 
@@ -134,6 +135,7 @@ void FlowNetwork::route(QueuePair& qp) {
   const Routing& routing = rerouted_ ? *rerouted_ : routing_;
   qp.hops = routing.path(qp.source, qp.destination, qp.entropy);
   qp.reverse_hops = routing.path(qp.destination, qp.source, qp.entropy);
+  qp.path = path_text(qp.hops, qp.destination);
   qp.links.clear();
   qp.reverse_links.clear();
   for (const Hop& hop : qp.hops) qp.links.push_back(link_of(hop.node, hop.cable));
@@ -297,7 +299,7 @@ void FlowNetwork::on_drained(std::uint64_t queue_pair) {
   record.listener = head.listener;
   record.queue_pair = qp.id;
   record.hops = static_cast<std::int64_t>(qp.hops.size());
-  record.path = path_text(qp.hops, qp.destination);
+  record.path = qp.path;
   std::uint64_t slot = in_flight_.size();
   if (free_in_flight_.empty()) {
     in_flight_.push_back(record);
