@@ -22,7 +22,7 @@ namespace lockstep {
 
 struct CollectiveSetup {
   ClusterSpec cluster;
-  std::int32_t channels = 1;  // rings (the tree algorithm always uses two trees)
+  std::int32_t channels = 1;  // rings (the tree algorithm uses two trees per GPU of a node)
   // The ranks that run the collective (communicator.hpp); empty: every rank, in order.
   std::vector<std::int32_t> communicator;
 };

@@ -20,21 +20,25 @@ void build(std::int32_t low, std::int32_t high, std::int32_t parent,
 }  // namespace
 
 std::vector<std::vector<std::int32_t>> double_binary_trees(std::int32_t nodes, std::int32_t gpus) {
-  std::vector<std::vector<std::int32_t>> trees;
+  std::vector<std::vector<std::int32_t>> node_parents;
   for (std::int32_t t = 0; t < 2; ++t) {
     std::vector<std::int32_t> node_at(static_cast<std::size_t>(nodes));
     for (std::int32_t i = 0; i < nodes; ++i) node_at[static_cast<std::size_t>(i)] = (i + t) % nodes;
-    std::vector<std::int32_t> node_parent(static_cast<std::size_t>(nodes), -1);
-    build(0, nodes, -1, node_at, node_parent);
-    const std::int32_t head = (t * (gpus / 2)) % gpus;
-    std::vector<std::int32_t>& parents = trees.emplace_back(static_cast<std::size_t>(nodes * gpus));
-    for (std::int32_t node = 0; node < nodes; ++node) {
-      const std::int32_t up = node_parent[static_cast<std::size_t>(node)];
-      parents[static_cast<std::size_t>(node * gpus + head)] = up < 0 ? -1 : up * gpus + head;
-      // The chain: GPU head + j hands its data to head + j - 1.
-      for (std::int32_t j = 1; j < gpus; ++j) {
-        parents[static_cast<std::size_t>(node * gpus + (head + j) % gpus)] =
-            node * gpus + (head + j - 1) % gpus;
+    build(0, nodes, -1, node_at, node_parents.emplace_back(static_cast<std::size_t>(nodes), -1));
+  }
+  std::vector<std::vector<std::int32_t>> trees;
+  for (std::int32_t head = 0; head < gpus; ++head) {
+    for (const std::vector<std::int32_t>& node_parent : node_parents) {
+      std::vector<std::int32_t>& parents =
+          trees.emplace_back(static_cast<std::size_t>(nodes * gpus));
+      for (std::int32_t node = 0; node < nodes; ++node) {
+        const std::int32_t up = node_parent[static_cast<std::size_t>(node)];
+        parents[static_cast<std::size_t>(node * gpus + head)] = up < 0 ? -1 : up * gpus + head;
+        // The chain: GPU head + j hands its data to head + j - 1.
+        for (std::int32_t j = 1; j < gpus; ++j) {
+          parents[static_cast<std::size_t>(node * gpus + (head + j) % gpus)] =
+              node * gpus + (head + j - 1) % gpus;
+        }
       }
     }
   }

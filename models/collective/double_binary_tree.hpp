@@ -1,10 +1,12 @@
 // NCCL's tree layout for all-reduce over GPU servers (Sanders, Speck and Träff, "Two-tree
 // algorithms for full bandwidth broadcast, reduction and scan", Parallel Computing 2009; NCCL 2.4):
 // two binary trees over the nodes, the second the first shifted by one node, so that most nodes
-// that are leaves in one tree are inner nodes in the other and the two trees share the work; each
-// tree carries half the data. Inside a node the GPUs form a chain ending at the tree's head GPU,
-// which talks to the other nodes: GPU 0 for the first tree and GPU G/2 for the second, so the trees
-// leave through different NICs and every hop between nodes stays on one rail.
+// that are leaves in one tree are inner nodes in the other and the two trees share the work.
+// Inside a node the GPUs form a chain ending at the tree's head GPU, which talks to the other
+// nodes. NCCL builds such a pair for each of its tree channels, two channels per NIC (16 tree
+// channels on a DGX H100, NVIDIA/nccl issue 1453's log), each pair headed by the GPU beside its
+// NIC: so every NIC carries trees, and every hop between nodes stays on one rail. Each tree carries
+// an even share of the data.
 //
 // A tree is a parent per rank (rank = node x G + GPU), -1 at the root.
 #pragma once
@@ -14,7 +16,7 @@
 
 namespace lockstep {
 
-// nodes >= 1, gpus >= 1. Always two trees, so that the data splits the same way at every scale.
+// nodes >= 1, gpus >= 1: 2 x gpus trees, the pair headed by GPU h at 2h and 2h + 1.
 [[nodiscard]] std::vector<std::vector<std::int32_t>> double_binary_trees(std::int32_t nodes,
                                                                          std::int32_t gpus);
 

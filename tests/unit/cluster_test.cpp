@@ -291,8 +291,10 @@ TEST_CASE("2 x 8 H100 on 8 rails: ring all-reduce busbw within 10% of 8 x 47 GB/
 }
 
 // Across 16 nodes a ring takes 2 x 127 steps and a tree 2 x 11 (a chain of 8 GPUs and 4 levels of
-// nodes): small all-reduces are latency-bound, and the tree wins; large ones are bandwidth-bound,
-// and the ring, spread over all 8 NICs of a node where the two trees use 2, wins.
+// nodes): small all-reduces are latency-bound, and the tree wins. Large ones are bandwidth-bound
+// through the NICs, which both spread over all 8 of a node; but node 2, inner in both shifted
+// trees, sends 5 shares of S/16 through each NIC where a ring sends 2 (127/128) S/8: the ring wins
+// by about 1.26x, more with the trees' pipeline fill.
 TEST_CASE("tree beats ring on small all-reduces across 16 nodes, and ring beats tree on large") {
   const CollectiveSetup setup = h100_servers(16);
   const Duration tree_small =
@@ -305,7 +307,9 @@ TEST_CASE("tree beats ring on small all-reduces across 16 nodes, and ring beats 
       timed(setup, CollectiveOp::kAllReduce, large, NcclAlgorithm::kTree, NcclProtocol::kSimple);
   const Duration ring_large =
       timed(setup, CollectiveOp::kAllReduce, large, NcclAlgorithm::kRing, NcclProtocol::kSimple);
-  CHECK(tree_large.ps() > 2 * ring_large.ps());
+  const double ratio = static_cast<double>(tree_large.ps()) / static_cast<double>(ring_large.ps());
+  CHECK(ratio > 1.2);
+  CHECK(ratio < 1.5);
 }
 
 // reference.md: NCCL over TCP sockets reached 4-6 GB/s of all-reduce busbw where RDMA reaches
@@ -500,17 +504,17 @@ TEST_CASE("at packet level a misplaced NIC and the socket fallback slow the all-
 
 TEST_CASE("double binary trees: a chain per node to a head, heads in two shifted binary trees") {
   const std::vector<std::vector<std::int32_t>> trees = double_binary_trees(16, 8);
-  REQUIRE(trees.size() == 2);
-  for (std::size_t t = 0; t < 2; ++t) {
+  REQUIRE(trees.size() == 16);
+  for (std::size_t t = 0; t < trees.size(); ++t) {
     const std::vector<std::int32_t>& parents = trees[t];
     CHECK(std::count(parents.begin(), parents.end(), -1) == 1);
     CHECK(tree_depth(parents) == 7 + 4);
     for (std::size_t r = 0; r < parents.size(); ++r) {
       const std::int32_t p = parents[r];
-      // Between nodes only heads talk, on one rail: GPU 0 in tree 0, GPU 4 in tree 1.
+      // Between nodes only heads talk, on one rail: GPU h in trees 2h and 2h + 1.
       if (p >= 0 && p / 8 != static_cast<std::int32_t>(r) / 8) {
-        CHECK(p % 8 == static_cast<std::int32_t>(4 * t));
-        CHECK(static_cast<std::int32_t>(r) % 8 == static_cast<std::int32_t>(4 * t));
+        CHECK(p % 8 == static_cast<std::int32_t>(t / 2));
+        CHECK(static_cast<std::int32_t>(r) % 8 == static_cast<std::int32_t>(t / 2));
       }
     }
   }
