@@ -44,7 +44,8 @@ CommunicatorLayout communicator_of(const CollectiveSetup& setup, std::int32_t cl
 std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, const Routing& fabric,
                                                CollectiveOp op, Bytes size, NcclAlgorithm algorithm,
                                                NcclProtocol protocol,
-                                               const std::function<bool()>& stop) {
+                                               const std::function<bool()>& stop,
+                                               std::optional<Duration> longest) {
   if (algorithm != NcclAlgorithm::kRing && op != CollectiveOp::kAllReduce) {
     throw std::invalid_argument("the " + std::string(algorithm_name(algorithm)) +
                                 " algorithm runs all_reduce only");
@@ -150,10 +151,15 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
   constexpr std::uint64_t kMonitorPeriodEvents = 1 << 16;
   sim.set_monitor(&stop_when_asked, kMonitorPeriodEvents);
   collective->start();
-  (void)sim.run();
-  if (!collective->finished()) return std::nullopt;
-  return TimedCollective{collective->finished_at() - collective->started_at(), sim.now(),
-                         sim.events_processed(), layout.members, collective->rank_transfer_times()};
+  const Time started = sim.now();
+  (void)sim.run(longest ? started + *longest : Time::max());
+  if (!collective->finished()) {
+    if (!longest || stop()) return std::nullopt;
+    return TimedCollective{false, *longest, sim.now(), sim.events_processed(), layout.members, {}};
+  }
+  return TimedCollective{true,           collective->finished_at() - collective->started_at(),
+                         sim.now(),      sim.events_processed(),
+                         layout.members, collective->rank_transfer_times()};
 }
 
 std::optional<FastestCollective> time_fastest(
@@ -164,10 +170,11 @@ std::optional<FastestCollective> time_fastest(
   std::uint64_t events = 0;
   for (const auto& [algorithm, protocol] : pairs) {
     std::optional<TimedCollective> run =
-        time_collective(setup, fabric, op, size, algorithm, protocol, stop);
+        time_collective(setup, fabric, op, size, algorithm, protocol, stop,
+                        fastest ? std::optional<Duration>(fastest->timed.time) : std::nullopt);
     if (!run) return std::nullopt;
     events += run->events;
-    if (!fastest || run->time < fastest->timed.time) {
+    if (run->completed && (!fastest || run->time < fastest->timed.time)) {
       fastest = FastestCollective{std::move(*run), algorithm, protocol, 0};
     }
   }

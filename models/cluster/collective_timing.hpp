@@ -28,6 +28,8 @@ struct CollectiveSetup {
 };
 
 struct TimedCollective {
+  // False when it was given up at `longest` (time_collective): then time is that bound.
+  bool completed = true;
   Duration time;  // from the start to the last chunk arrived and noticed
   Time end;       // when that simulation stopped (soon after the collective's end)
   std::uint64_t events = 0;
@@ -47,12 +49,12 @@ struct TimedCollective {
 // fabric without spines between rails, say), or for an unknown rank in host_staged_nics. Host-side
 // limits (sockets, host-staged NICs, one socket interface per node) cap the NICs' host paths on
 // either fabric level: at packet level a NIC whose host drains slower than the wire pauses its
-// switch. Empty when `stop` turned true before the collective finished (Ctrl-C).
-[[nodiscard]] std::optional<TimedCollective> time_collective(const CollectiveSetup& setup,
-                                                             const Routing& fabric, CollectiveOp op,
-                                                             Bytes size, NcclAlgorithm algorithm,
-                                                             NcclProtocol protocol,
-                                                             const std::function<bool()>& stop);
+// switch. Empty when `stop` turned true before the collective finished (Ctrl-C). With `longest`,
+// a collective still running after that long is given up (completed false).
+[[nodiscard]] std::optional<TimedCollective> time_collective(
+    const CollectiveSetup& setup, const Routing& fabric, CollectiveOp op, Bytes size,
+    NcclAlgorithm algorithm, NcclProtocol protocol, const std::function<bool()>& stop,
+    std::optional<Duration> longest = std::nullopt);
 
 struct FastestCollective {
   TimedCollective timed;
@@ -63,7 +65,8 @@ struct FastestCollective {
 
 // Times the collective with each (algorithm, protocol) pair of `pairs` (nccl_choice.hpp's
 // runnable_pairs) and keeps the fastest, the first listed on a tie: the choice NCCL's tuner aims
-// for. Empty when `stop` turned true first; throws as time_collective does.
+// for. A pair is given up once it runs longer than the fastest so far, which it can no longer
+// beat. Empty when `stop` turned true first; throws as time_collective does.
 [[nodiscard]] std::optional<FastestCollective> time_fastest(
     const CollectiveSetup& setup, const Routing& fabric, CollectiveOp op, Bytes size,
     const std::vector<std::pair<NcclAlgorithm, NcclProtocol>>& pairs,

@@ -11,6 +11,7 @@
 #include "models/cluster/collective_timing.hpp"
 #include "models/collective/channel_rings.hpp"
 #include "models/collective/double_binary_tree.hpp"
+#include "models/collective/nccl_choice.hpp"
 #include "models/collective/ring_collective.hpp"
 #include "models/fabric/rail_optimized.hpp"
 #include "models/fabric/topology_config.hpp"
@@ -261,6 +262,43 @@ TEST_CASE("LL between nodes reaches NCCL's llMaxBw and no more") {
   a100.cluster.fabric.topology.link_rate = a100.cluster.servers->nic_rate;
   CHECK(busbw(a100, 16) == doctest::Approx(22.5).epsilon(0.005));
   CHECK(busbw(h100_servers(1), 8) > 150.0);
+}
+
+// The fastest pair is found without running the losers to their end: each gives up once it has
+// run longer than the fastest so far, and the choice and its time are those of running every pair
+// in full.
+TEST_CASE("the fastest pair is the one every full run would pick, found by giving up the slower") {
+  const CollectiveSetup setup = h100_servers(2);
+  const Topology topology = build_topology(setup.cluster.fabric.topology);
+  const Routing routing(topology);
+  const std::vector<std::pair<NcclAlgorithm, NcclProtocol>> pairs = runnable_pairs(
+      CollectiveOp::kAllReduce, *allowed_algorithms(""), *allowed_protocols(""), true, 2, 8);
+  auto never = [] { return false; };
+  for (const Bytes size :
+       {Bytes(4'096), Bytes(std::int64_t{4} << 20), Bytes(std::int64_t{1} << 30)}) {
+    const std::optional<FastestCollective> fastest =
+        time_fastest(setup, routing, CollectiveOp::kAllReduce, size, pairs, never);
+    REQUIRE(fastest.has_value());
+    Duration best = Duration::max();
+    for (const auto& [algorithm, protocol] : pairs) {
+      const Duration t = time_collective(setup, routing, CollectiveOp::kAllReduce, size, algorithm,
+                                         protocol, never)
+                             ->time;
+      if (t < best) best = t;
+      if (algorithm == fastest->algorithm && protocol == fastest->protocol) {
+        CHECK(t == fastest->timed.time);
+      }
+    }
+    CHECK(fastest->timed.time == best);
+    CHECK(fastest->timed.completed);
+  }
+  // Given up: not completed, its time the bound it ran to.
+  const std::optional<TimedCollective> cut =
+      time_collective(setup, routing, CollectiveOp::kAllReduce, Bytes(std::int64_t{1} << 30),
+                      NcclAlgorithm::kRing, NcclProtocol::kSimple, never, Duration::us(100));
+  REQUIRE(cut.has_value());
+  CHECK_FALSE(cut->completed);
+  CHECK(cut->time == Duration::us(100));
 }
 
 // NCCL runs NVLS on one node and NVLS-Tree across nodes (without CollNet), both only where the
