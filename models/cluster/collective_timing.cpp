@@ -109,10 +109,13 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
       }
     }
   }
-  ProtocolOverheads overheads{protocol, gpus, {}};
+  const bool amd_cpus = servers && servers->cpu == CpuVendor::kAmd;
+  ProtocolOverheads overheads{protocol, gpus, {}, {}};
+  if (algorithm == NcclAlgorithm::kRing) {
+    overheads.nvlink_step_floor = ring_step_overhead(protocol, nodes, amd_cpus);
+  }
   if (protocol == NcclProtocol::kLL) {
-    const std::optional<double> ceiling =
-        ll_bus_bandwidth_ceiling(nodes, servers && servers->cpu == CpuVendor::kAmd);
+    const std::optional<double> ceiling = ll_bus_bandwidth_ceiling(nodes, amd_cpus);
     // busbw is what each rank sends per second, over a ring's channels; a tree all-reduce's is
     // twice its algbw, what each rank sends up (or down) its trees.
     const std::size_t streams = algorithm == NcclAlgorithm::kRing   ? channel_rings.size()

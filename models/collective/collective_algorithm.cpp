@@ -161,7 +161,8 @@ void CollectiveAlgorithm::on_message_delivered(const Message& message, Time deli
   if (overheads_) {
     const bool same_node = message.source / overheads_->gpus_per_node ==
                            message.destination / overheads_->gpus_per_node;
-    ready += same_node ? cost_.nvlink_step : cost_.network_step;
+    ready +=
+        same_node ? std::max(cost_.nvlink_step, overheads_->nvlink_step_floor) : cost_.network_step;
   }
   last_noticed_ = std::max(last_noticed_, ready);
   // Each rank's end is reported ahead of the whole's at the same instant.

@@ -40,6 +40,9 @@ struct ProtocolOverheads {
   // the transfers a rank sends another on one queue pair are paced one after the other at this
   // rate, and each is noticed no sooner than its pacing ends.
   std::optional<BitRate> network_stream_ceiling;
+  // The least a step inside a node costs beyond the wire: a ring that crosses nodes still has
+  // every step wait on NCCL's proxy (ring_step_overhead).
+  Duration nvlink_step_floor;
 };
 
 class CollectiveAlgorithm : public Collective, public MessageListener {

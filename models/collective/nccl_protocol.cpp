@@ -70,6 +70,13 @@ std::optional<double> ll_bus_bandwidth_ceiling(std::int32_t nodes, bool amd_cpus
   return amd_cpus ? 19.0 : 20.4;
 }
 
+Duration ring_step_overhead(NcclProtocol protocol, std::int32_t nodes, bool amd_cpus) {
+  if (nodes < 2) return Duration();
+  const Duration overhead =
+      Duration::ns(amd_cpus ? 2'000 : 1'000) * (protocol == NcclProtocol::kSimple ? 3 : 1);
+  return overhead - Duration::ns(600);
+}
+
 std::string_view protocol_name(NcclProtocol protocol) {
   switch (protocol) {
     case NcclProtocol::kLL:

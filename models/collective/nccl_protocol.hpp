@@ -55,6 +55,13 @@ struct ProtocolCost {
 // sweeps' 130 GB/s at 4 MiB). In GB/s of nccl-tests' busbw; empty for one node.
 [[nodiscard]] std::optional<double> ll_bus_bandwidth_ceiling(std::int32_t nodes, bool amd_cpus);
 
+// What a step of a ring that crosses nodes costs at least, NCCL's net overhead (tuning.cc, 2.19
+// on: "Inter-node rings still have to launch nsteps * net overhead"): 1 us with Intel CPUs, 2 us
+// with AMD's, three times that with Simple; NCCL takes the larger of it and the step's NVLink
+// latency for every step inside a node. Returned beyond the wire, as ProtocolCost's steps are:
+// less the 0.6 us the NVLink path itself takes (LL's NVLink step). Zero on one node.
+[[nodiscard]] Duration ring_step_overhead(NcclProtocol protocol, std::int32_t nodes, bool amd_cpus);
+
 // NCCL's spellings: "LL", "LL128", "Simple"; "Ring", "Tree", "NVLS", "NVLSTree"
 // (case-insensitive, as NCCL reads them).
 [[nodiscard]] std::string_view protocol_name(NcclProtocol protocol);

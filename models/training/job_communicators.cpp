@@ -173,7 +173,7 @@ std::unique_ptr<Collective> JobCommunicators::collective(std::int32_t group_id, 
     made = std::make_unique<RingCollective>(
         sim_, network_of(group),
         rail_aligned_rings(group.nodes, group.gpus_per_node, group.gpus_per_node), op, size,
-        ProtocolOverheads{NcclProtocol::kSimple, group.gpus_per_node, {}}, kJobQueuePairs);
+        ProtocolOverheads{NcclProtocol::kSimple, group.gpus_per_node, {}, {}}, kJobQueuePairs);
   }
   finish_on(*made, group, std::move(finished));
   return made;
@@ -206,7 +206,7 @@ std::unique_ptr<Collective> JobCommunicators::send(std::int32_t group_id, std::i
       group.network = std::make_unique<CommunicatorNetwork>(cluster_.network(), std::move(members));
     }
     made = std::make_unique<PointToPoint>(sim_, *group.network, from, to, size,
-                                          ProtocolOverheads{NcclProtocol::kSimple, 1, {}},
+                                          ProtocolOverheads{NcclProtocol::kSimple, 1, {}, {}},
                                           kJobQueuePairs);
   }
   finish_on(*made, group, std::move(finished));
