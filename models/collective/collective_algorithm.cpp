@@ -136,9 +136,7 @@ void CollectiveAlgorithm::send(std::int32_t from, std::int32_t to, Bytes data,
     wire = Bytes(static_cast<std::int64_t>(
         std::ceil(static_cast<double>(data.count()) / data_per_wire_byte)));
     if (!same_node && overheads_->network_stream_ceiling) {
-      const std::uint64_t stream = (static_cast<std::uint64_t>(from) << 40) ^
-                                   (static_cast<std::uint64_t>(to) << 16) ^ queue_pair;
-      Time& free = stream_paced_until_[stream];
+      Time& free = stream_paced_until_[QueuePairKey{from, to, queue_pair}];
       free = std::max(free, sim_.now()) + tx_time(data, *overheads_->network_stream_ceiling);
       paced_until = free;
     }

@@ -110,8 +110,8 @@ class CollectiveAlgorithm : public Collective, public MessageListener {
   ProtocolCost cost_;
   std::vector<RankTransferTimes> rank_transfer_times_;
   std::unordered_map<std::uint64_t, InFlight> in_flight_;  // by message id; never iterated
-  // When each paced stream (sender, receiver, queue pair) is next free; never iterated.
-  std::unordered_map<std::uint64_t, Time> stream_paced_until_;
+  // When each paced stream is next free; never iterated.
+  std::unordered_map<QueuePairKey, Time, QueuePairKeyHash> stream_paced_until_;
   std::vector<std::vector<Waiting>> waiting_for_;  // by receiving rank
   std::vector<std::int64_t> rank_transfers_left_;  // by rank
   std::vector<Time> rank_last_transfer_;           // by rank

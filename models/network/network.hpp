@@ -34,6 +34,22 @@ inline void check_message_endpoints(std::int32_t source, std::int32_t destinatio
   }
 }
 
+// One queue pair by its ends and index, as a hash map's key.
+struct QueuePairKey {
+  std::int32_t source = 0;
+  std::int32_t destination = 0;
+  std::uint32_t index = 0;
+  bool operator==(const QueuePairKey&) const = default;
+};
+struct QueuePairKeyHash {
+  std::size_t operator()(const QueuePairKey& key) const {
+    return static_cast<std::size_t>(
+        hash_combine(hash_combine(static_cast<std::uint64_t>(key.source),
+                                  static_cast<std::uint64_t>(key.destination)),
+                     key.index));
+  }
+};
+
 // The ECMP entropy of a queue pair, the same in both backends so that a scenario and seed put every
 // queue pair on the same path whichever backend runs it.
 [[nodiscard]] inline std::uint64_t queue_pair_entropy(std::uint64_t seed, std::int32_t source,
