@@ -153,20 +153,6 @@ class FlowNetwork final : public Network, public FabricControl {
   std::vector<CableId> failed_cables_;
   std::vector<std::pair<BitRate, BitRate>> rate_before_failure_;  // of each failed cable's links
   std::deque<QueuePair> queue_pairs_;
-  struct QueuePairKey {
-    std::int32_t source = 0;
-    std::int32_t destination = 0;
-    std::uint32_t index = 0;
-    bool operator==(const QueuePairKey&) const = default;
-  };
-  struct QueuePairKeyHash {
-    std::size_t operator()(const QueuePairKey& key) const {
-      return static_cast<std::size_t>(
-          hash_combine(hash_combine(static_cast<std::uint64_t>(key.source),
-                                    static_cast<std::uint64_t>(key.destination)),
-                       key.index));
-    }
-  };
   // Looked up at every message; never iterated.
   std::unordered_map<QueuePairKey, std::uint32_t, QueuePairKeyHash> queue_pair_ids_;
   std::vector<std::int32_t> queue_pair_of_flow_;  // by solver flow id
