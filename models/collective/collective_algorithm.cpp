@@ -105,7 +105,7 @@ void CollectiveAlgorithm::admit(std::int32_t rank) {
   // Transfers that waited for this rank leave first, in the order they were sent.
   std::vector<Waiting> waiting = std::move(waiting_for_[static_cast<std::size_t>(rank)]);
   waiting_for_[static_cast<std::size_t>(rank)].clear();
-  for (const Waiting& w : waiting) send(w.from, rank, w.data, w.queue_pair, w.tag);
+  for (const Waiting& w : waiting) send_waiting(w);
   if (rank_transfers_left_[static_cast<std::size_t>(rank)] == 0) rank_done(rank, sim_.now());
 }
 
@@ -116,13 +116,66 @@ bool CollectiveAlgorithm::has_joined(std::int32_t rank) const {
 
 void CollectiveAlgorithm::on_abort() {
   for (std::vector<Waiting>& waiting : waiting_for_) waiting.clear();
+  for (StepStream& stream : step_streams_) stream.queued.clear();
 }
 
 void CollectiveAlgorithm::send(std::int32_t from, std::int32_t to, Bytes data,
                                std::uint32_t queue_pair, std::uint64_t tag) {
+  send_waiting(Waiting{to, from, data, queue_pair, tag});
+}
+
+void CollectiveAlgorithm::send_step(std::int32_t from, std::uint32_t group,
+                                    const std::vector<StepTransfer>& step) {
+  if (step.empty()) return;
+  const std::uint64_t key = (static_cast<std::uint64_t>(from) << 32) | group;
+  const auto [found, added] =
+      step_stream_index_.try_emplace(key, static_cast<std::int32_t>(step_streams_.size()));
+  if (added) step_streams_.emplace_back();
+  std::vector<Waiting> transfers;
+  transfers.reserve(step.size());
+  for (const StepTransfer& t : step) {
+    transfers.push_back(Waiting{t.to, from, t.data, t.queue_pair, t.tag, found->second, t.steps});
+  }
+  StepStream& stream = step_streams_[static_cast<std::size_t>(found->second)];
+  if (stream.busy) {
+    stream.queued.push_back(std::move(transfers));
+  } else {
+    send_whole_step(stream, transfers);
+  }
+}
+
+void CollectiveAlgorithm::send_whole_step(StepStream& stream, const std::vector<Waiting>& step) {
+  stream.busy = true;
+  stream.transfers_left = static_cast<std::int32_t>(step.size());
+  stream.step_ends = sim_.now();
+  for (const Waiting& transfer : step) send_waiting(transfer);
+}
+
+void CollectiveAlgorithm::next_step_event(std::uint64_t stream) {
+  event_ran();
+  next_step(stream);
+}
+
+void CollectiveAlgorithm::next_step(std::uint64_t stream) {
   if (!running()) return;
+  StepStream& s = step_streams_[stream];
+  if (s.queued.empty()) {
+    s.busy = false;
+    return;
+  }
+  const std::vector<Waiting> step = std::move(s.queued.front());
+  s.queued.pop_front();
+  send_whole_step(s, step);
+}
+
+void CollectiveAlgorithm::send_waiting(const Waiting& transfer) {
+  if (!running()) return;
+  const std::int32_t from = transfer.from;
+  const std::int32_t to = transfer.to;
+  const Bytes data = transfer.data;
+  const std::uint32_t queue_pair = transfer.queue_pair;
   if (!has_joined(to)) {
-    waiting_for_[static_cast<std::size_t>(to)].push_back(Waiting{from, data, queue_pair, tag});
+    waiting_for_[static_cast<std::size_t>(to)].push_back(transfer);
     return;
   }
   // The protocol's flags travel with the data (LL moves twice the bytes), and what the NVSwitch
@@ -142,7 +195,8 @@ void CollectiveAlgorithm::send(std::int32_t from, std::int32_t to, Bytes data,
     }
   }
   const std::uint64_t id = network_.send(from, to, wire, queue_pair, *this);
-  in_flight_.emplace(id, InFlight{sim_.now(), tag, paced_until});
+  in_flight_.emplace(
+      id, InFlight{sim_.now(), transfer.tag, paced_until, transfer.step_stream, transfer.steps});
   ++unacknowledged_;
 }
 
@@ -159,14 +213,27 @@ void CollectiveAlgorithm::on_message_delivered(const Message& message, Time deli
   if (overheads_) {
     const bool same_node = message.source / overheads_->gpus_per_node ==
                            message.destination / overheads_->gpus_per_node;
-    ready +=
-        same_node ? std::max(cost_.nvlink_step, overheads_->nvlink_step_floor) : cost_.network_step;
+    ready += (same_node ? std::max(cost_.nvlink_step, overheads_->nvlink_step_floor)
+                        : cost_.network_step) *
+             transfer.steps;
   }
   last_noticed_ = std::max(last_noticed_, ready);
   // Each rank's end is reported ahead of the whole's at the same instant.
   transfer_done(message.source, delivered);
   transfer_done(message.destination, ready);
   if (arrived_ == transfers_) all_done(last_noticed_);
+  if (transfer.step_stream >= 0) {
+    StepStream& stream = step_streams_[static_cast<std::size_t>(transfer.step_stream)];
+    stream.step_ends = std::max(stream.step_ends, ready);
+    if (--stream.transfers_left == 0) {
+      const auto index = static_cast<std::uint64_t>(transfer.step_stream);
+      if (stream.step_ends == sim_.now()) {
+        next_step(index);
+      } else {
+        schedule_counted<&CollectiveAlgorithm::next_step_event>(stream.step_ends, this, index);
+      }
+    }
+  }
   arrived(message, ready, transfer.tag);
 }
 

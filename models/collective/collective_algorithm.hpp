@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -77,6 +78,20 @@ class CollectiveAlgorithm : public Collective, public MessageListener {
   // A transfer to a rank that has not joined waits for it.
   void send(std::int32_t from, std::int32_t to, Bytes data, std::uint32_t queue_pair,
             std::uint64_t tag);
+  // Sends as send() does, as one step of one of NCCL's warp groups, `group` of rank `from`: a
+  // group moves one step's data at a time and takes the step's handshake before the next (its
+  // slots let it run ahead of the group that consumes, not ahead of itself), so a step's transfers
+  // leave together once every transfer of the group's step before is ready (arrived, and its step
+  // latency spent). A transfer may stand for `steps` of the group's steps in a row, whose data it
+  // carries and whose latencies it takes: that bounds the events of a large collective.
+  struct StepTransfer {
+    std::int32_t to = 0;
+    Bytes data;
+    std::uint32_t queue_pair = 0;
+    std::uint64_t tag = 0;
+    std::int32_t steps = 1;
+  };
+  void send_step(std::int32_t from, std::uint32_t group, const std::vector<StepTransfer>& step);
 
   Network& network_;
 
@@ -84,13 +99,25 @@ class CollectiveAlgorithm : public Collective, public MessageListener {
   struct InFlight {
     Time sent_at;
     std::uint64_t tag = 0;
-    Time paced_until;  // when the stream's ceiling lets it be noticed
+    Time paced_until;               // when the stream's ceiling lets it be noticed
+    std::int32_t step_stream = -1;  // send_step's warp group, whose step it ends when ready
+    std::int32_t steps = 1;         // the step latencies it takes
   };
   struct Waiting {
+    std::int32_t to = 0;
     std::int32_t from = 0;
     Bytes data;
     std::uint32_t queue_pair = 0;
     std::uint64_t tag = 0;
+    std::int32_t step_stream = -1;
+    std::int32_t steps = 1;
+  };
+  // send_step's warp groups: the steps each holds back while one is under way.
+  struct StepStream {
+    bool busy = false;
+    std::int32_t transfers_left = 0;  // of the step under way
+    Time step_ends;                   // when the last of them is ready
+    std::deque<std::vector<Waiting>> queued;
   };
 
   void on_arrival(std::int32_t rank, Time at) override;
@@ -104,6 +131,11 @@ class CollectiveAlgorithm : public Collective, public MessageListener {
   // Releases the transfers that waited for the rank, and reports it done if it has no transfer.
   void admit(std::int32_t rank);
   void transfer_done(std::int32_t rank, Time at);
+  void send_waiting(const Waiting& transfer);
+  // The step under way of send_step's warp group `stream` has ended: its next, if any, leaves.
+  void next_step(std::uint64_t stream);
+  void send_whole_step(StepStream& stream, const std::vector<Waiting>& step);
+  void next_step_event(std::uint64_t stream);
   [[nodiscard]] bool has_joined(std::int32_t rank) const;
 
   std::optional<ProtocolOverheads> overheads_;
@@ -113,6 +145,9 @@ class CollectiveAlgorithm : public Collective, public MessageListener {
   // When each paced stream is next free; never iterated.
   std::unordered_map<QueuePairKey, Time, QueuePairKeyHash> stream_paced_until_;
   std::vector<std::vector<Waiting>> waiting_for_;  // by receiving rank
+
+  std::unordered_map<std::uint64_t, std::int32_t> step_stream_index_;  // by (from, group)
+  std::vector<StepStream> step_streams_;
   std::vector<std::int64_t> rank_transfers_left_;  // by rank
   std::vector<Time> rank_last_transfer_;           // by rank
   std::int64_t transfers_ = 0;

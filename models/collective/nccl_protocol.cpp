@@ -47,9 +47,11 @@ std::optional<std::vector<T>> allowed(std::string_view spec, const std::vector<T
 }  // namespace
 
 ProtocolCost protocol_cost(NcclProtocol protocol, NcclAlgorithm algorithm) {
-  if (algorithm == NcclAlgorithm::kNvls) return {1.0, 0.85, Duration::ns(25'000), {}, {}};
+  if (algorithm == NcclAlgorithm::kNvls) {
+    return {1.0, 0.85, Duration::ns(25'000), {}, Duration::ns(2'800)};
+  }
   if (algorithm == NcclAlgorithm::kNvlsTree) {
-    return {1.0, 0.85, Duration::ns(23'000), Duration::ns(11'300), {}};
+    return {1.0, 0.85, Duration::ns(23'000), Duration::ns(11'300), Duration::ns(2'800)};
   }
   const bool tree = algorithm == NcclAlgorithm::kTree;
   switch (protocol) {

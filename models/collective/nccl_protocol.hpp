@@ -13,15 +13,17 @@
 // serialization, which is what LL, the leanest protocol, costs on the wire; so a step adds the
 // protocol's per-step latency beyond the ring's LL (ring: network 0 / 1.3 / 11.3 us, NVLink 0 /
 // 1.3 / 2.8 us; tree: network 2.3 / 5.8 / 11.3 us, NVLink 0 / 0.65 / 2.8 us).
-// NVLS (in-switch reduction, nvls_all_reduce.hpp) runs with Simple only and is one step: NCCL's
-// model gives it its NVLink latency, 25 us, and no base latency; lockstep charges those 25 us
-// before the transfers, as the base latency. Its transfers reach 0.85 of the NVLink bandwidth
-// (NCCL's nvlsEfficiency for Hopper, src/graph/tuning.cc), charged as wire bytes.
+// NVLS (in-switch reduction, nvls_all_reduce.hpp) runs with Simple only: NCCL's model gives it its
+// NVLink latency, 25 us, and no base latency; lockstep charges those 25 us before the transfers, as
+// the base latency. Its kernel moves the data in NCCL's loops (nvls_loops.hpp), each a step of its
+// warp groups with Simple's NVLink step latency (2.8 us beyond the wire). Its transfers reach 0.85
+// of the NVLink bandwidth (NCCL's nvlsEfficiency for Hopper, src/graph/tuning.cc), charged as wire
+// bytes.
 // NVLS-Tree (nvls_tree_all_reduce.hpp), Simple only: NCCL's model (tuning.cc, 2.19 on) gives it
 // the NVLS latency inside the node, 23 us, charged first as the base latency, and 14 us per step
 // between nodes (hwLat NET), of which the network model carries LL's 2.7: 11.3 us beyond the wire.
-// Its transfers inside a node go through the switch at NVLS's efficiency; those between nodes are
-// Simple's, at the NIC's full goodput.
+// Inside a node its loops are steps as NVLS's. Its transfers inside a node go through the switch
+// at NVLS's efficiency; those between nodes are Simple's, at the NIC's full goodput.
 #pragma once
 
 #include <optional>

@@ -5,11 +5,12 @@ namespace lockstep {
 NvlsAllReduce::NvlsAllReduce(Simulator& sim, Network& network, Bytes size,
                              std::optional<ProtocolOverheads> overheads)
     : CollectiveAlgorithm(sim, network, every_endpoint(network), overheads, NcclAlgorithm::kNvls),
-      size_(size) {
+      size_(size),
+      steps_(size, nvls_loops(NvlsKernel::kNvls, size, network.endpoint_count(), 1)) {
   const std::int64_t gpus = network_.endpoint_count();
-  // Every GPU sends to and receives from every other one.
-  expect_transfers(std::vector<std::int64_t>(static_cast<std::size_t>(gpus),
-                                             size_ > Bytes(0) ? 2 * (gpus - 1) : 0));
+  // Every GPU sends to and receives from every other one, once a step.
+  expect_transfers(std::vector<std::int64_t>(
+      static_cast<std::size_t>(gpus), size_ > Bytes(0) ? 2 * (gpus - 1) * steps_.count() : 0));
 }
 
 Bytes NvlsAllReduce::per_gpu_traffic(Bytes size, std::int32_t gpus) {
@@ -19,10 +20,15 @@ Bytes NvlsAllReduce::per_gpu_traffic(Bytes size, std::int32_t gpus) {
 void NvlsAllReduce::launch(std::int32_t rank) {
   const std::int32_t gpus = network_.endpoint_count();
   if (size_ == Bytes(0)) return;
-  const Bytes traffic = per_gpu_traffic(size_, gpus);
-  for (std::int32_t k = 1; k < gpus; ++k) {
-    send(rank, (rank + k) % gpus, even_share(traffic, gpus - 1, k - 1),
-         static_cast<std::uint32_t>(k - 1), 0);
+  std::vector<StepTransfer> step(static_cast<std::size_t>(gpus - 1));
+  for (std::int32_t s = 0; s < steps_.count(); ++s) {
+    const Bytes traffic = per_gpu_traffic(steps_.bytes_of(s), gpus);
+    for (std::int32_t k = 1; k < gpus; ++k) {
+      step[static_cast<std::size_t>(k - 1)] =
+          StepTransfer{(rank + k) % gpus, even_share(traffic, gpus - 1, k - 1),
+                       static_cast<std::uint32_t>(k - 1), 0, steps_.loops_in(s)};
+    }
+    send_step(rank, 0, step);
   }
 }
 

@@ -6,13 +6,17 @@
 // as the switch copies every slice to all). Each GPU's link thus carries S (n+1)/n each way, and
 // NCCL pipelines both phases. The NVSwitch is non-blocking, so only each GPU's two link directions
 // bound the time; messages from every GPU to every other one with S (n+1)/n / (n-1) bytes each load
-// those directions exactly as the switch does, which is how this runs on a Network. Costs (NCCL's
-// NVLS latency and efficiency) as nccl_protocol.hpp says. Units: Bytes, Time.
+// those directions exactly as the switch does, which is how this runs on a Network. The data goes
+// in NCCL's loops (nvls_loops.hpp): the reduce warps of every GPU read and multicast one loop's
+// slice at a time, taking the step's handshake before the next, so each loop is one such round of
+// messages, sent when the GPU's previous round is in and its step latency spent (send_step).
+// Costs (NCCL's NVLS latency and efficiency) as nccl_protocol.hpp says. Units: Bytes, Time.
 #pragma once
 
 #include <cstdint>
 
 #include "models/collective/collective_algorithm.hpp"
+#include "models/collective/nvls_loops.hpp"
 
 namespace lockstep {
 
@@ -31,6 +35,7 @@ class NvlsAllReduce final : public CollectiveAlgorithm {
   void arrived(const Message& message, Time ready, std::uint64_t tag) override;
 
   Bytes size_;
+  SimulatedSteps steps_;
 };
 
 }  // namespace lockstep

@@ -21,7 +21,8 @@ NvlsTreeAllReduce::NvlsTreeAllReduce(Simulator& sim, Network& network, std::int3
                           NcclAlgorithm::kNvlsTree),
       nodes_(nodes),
       gpus_(gpus),
-      size_(size) {
+      size_(size),
+      steps_(size, nvls_loops(NvlsKernel::kNvlsTree, size, gpus, nodes)) {
   if (nodes_ < 2 || gpus_ < 2) {
     throw std::invalid_argument("NVLS-Tree needs at least two nodes of at least two GPUs each");
   }
@@ -29,7 +30,6 @@ NvlsTreeAllReduce::NvlsTreeAllReduce(Simulator& sim, Network& network, std::int3
     throw std::invalid_argument("NVLS-Tree's nodes x GPUs must be the network's endpoints");
   }
   if (size_ < Bytes(0)) throw std::invalid_argument("a collective's size cannot be negative");
-  chunks_ = pipeline_chunks(Bytes(size_.count() / (gpus_ * kTrees)));
   for (const std::vector<std::int32_t>& parents : double_binary_trees(nodes_, 1)) {
     std::vector<std::vector<std::int32_t>>& children =
         node_children_.emplace_back(static_cast<std::size_t>(nodes_));
@@ -77,37 +77,54 @@ Bytes NvlsTreeAllReduce::node_message(Bytes slice_bytes, std::int32_t gpus) {
 }
 
 NvlsTreeAllReduce::Piece NvlsTreeAllReduce::piece_at(std::int32_t index) const {
-  return Piece{index / (kTrees * chunks_), (index / chunks_) % kTrees, index % chunks_};
+  return Piece{index / (kTrees * steps_.count()), (index / steps_.count()) % kTrees,
+               index % steps_.count()};
 }
 
 Bytes NvlsTreeAllReduce::piece_bytes(const Piece& piece) const {
-  return even_share(even_share(even_share(size_, gpus_, piece.head), kTrees, piece.tree), chunks_,
-                    piece.chunk);
+  return even_share(even_share(steps_.bytes_of(piece.chunk), gpus_, piece.head), kTrees,
+                    piece.tree);
 }
 
 void NvlsTreeAllReduce::launch(std::int32_t rank) {
   if (size_ == Bytes(0)) return;
   const std::int32_t node = rank / gpus_;
   const std::int32_t gpu = rank % gpus_;
-  for (std::int32_t index = 0; index < pieces(); ++index) {
-    const Piece piece = piece_at(index);
-    if (piece.head == gpu) {
-      count_toward_sum(node, piece);
-    } else {
-      send_stage(Stage::kReduce, rank, this->rank(node, piece.head), node, piece,
-                 node_message(piece_bytes(piece), gpus_));
+  for (std::int32_t chunk = 0; chunk < steps_.count(); ++chunk) {
+    for (std::int32_t tree = 0; tree < kTrees; ++tree) {
+      std::vector<StepTransfer> step;
+      for (std::int32_t head = 0; head < gpus_; ++head) {
+        const Piece piece{head, tree, chunk};
+        if (head == gpu) {
+          count_toward_sum(node, piece);
+        } else {
+          step.push_back(transfer(Stage::kReduce, this->rank(node, head), node, piece,
+                                  node_message(piece_bytes(piece), gpus_)));
+          step.back().steps = steps_.loops_in(chunk);
+        }
+      }
+      send_step(rank, group(Stage::kReduce, tree), step);
     }
   }
 }
 
-void NvlsTreeAllReduce::send_stage(Stage stage, std::int32_t from, std::int32_t to,
-                                   std::int32_t node, const Piece& piece, Bytes bytes) {
+void NvlsTreeAllReduce::send_across(std::int32_t from, const StepTransfer& transfer) {
+  send(from, transfer.to, transfer.data, transfer.queue_pair, transfer.tag);
+}
+
+std::uint32_t NvlsTreeAllReduce::group(Stage stage, std::int32_t tree) {
+  return static_cast<std::uint32_t>(stage) * kTrees + static_cast<std::uint32_t>(tree);
+}
+
+NvlsTreeAllReduce::StepTransfer NvlsTreeAllReduce::transfer(Stage stage, std::int32_t to,
+                                                            std::int32_t node, const Piece& piece,
+                                                            Bytes bytes) const {
   const std::uint64_t tag = (static_cast<std::uint64_t>(stage) << 62) |
                             (static_cast<std::uint64_t>(node) << 32) |
                             static_cast<std::uint64_t>(piece_index(piece));
   const auto queue_pair = static_cast<std::uint32_t>(piece.tree) +
                           (stage == Stage::kMulticast ? kMulticastQueuePairs : 0);
-  send(from, to, bytes, queue_pair, tag);
+  return StepTransfer{to, bytes, queue_pair, tag};
 }
 
 void NvlsTreeAllReduce::arrived(const Message& /*message*/, Time ready, std::uint64_t tag) {
@@ -150,8 +167,8 @@ void NvlsTreeAllReduce::count_toward_sum(std::int32_t node, const Piece& piece) 
   if (parent < 0) {
     spread(node, piece);
   } else {
-    send_stage(Stage::kUp, rank(node, piece.head), rank(parent, piece.head), parent, piece,
-               piece_bytes(piece));
+    send_across(rank(node, piece.head),
+                transfer(Stage::kUp, rank(parent, piece.head), parent, piece, piece_bytes(piece)));
   }
 }
 
@@ -159,13 +176,18 @@ void NvlsTreeAllReduce::spread(std::int32_t node, const Piece& piece) {
   const std::int32_t head = rank(node, piece.head);
   for (const std::int32_t child :
        node_children_[static_cast<std::size_t>(piece.tree)][static_cast<std::size_t>(node)]) {
-    send_stage(Stage::kDown, head, rank(child, piece.head), child, piece, piece_bytes(piece));
+    send_across(head,
+                transfer(Stage::kDown, rank(child, piece.head), child, piece, piece_bytes(piece)));
   }
   const Bytes multicast = node_message(piece_bytes(piece), gpus_);
+  std::vector<StepTransfer> copies;
   for (std::int32_t gpu = 0; gpu < gpus_; ++gpu) {
-    if (gpu != piece.head)
-      send_stage(Stage::kMulticast, head, rank(node, gpu), node, piece, multicast);
+    if (gpu != piece.head) {
+      copies.push_back(transfer(Stage::kMulticast, rank(node, gpu), node, piece, multicast));
+      copies.back().steps = steps_.loops_in(piece.chunk);
+    }
   }
+  send_step(head, group(Stage::kMulticast, piece.tree), copies);
 }
 
 }  // namespace lockstep

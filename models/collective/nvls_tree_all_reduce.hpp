@@ -9,7 +9,7 @@
 //   eighth of the data where a ring sends all of it through each;
 // - multicast: GPU h writes the summed slice to the switch's multicast address, which copies it to
 //   the node's other GPUs.
-// Each slice is cut into chunks (pipeline_chunks) that flow through the three stages pipelined.
+// Each slice is cut into NCCL's loops (nvls_loops.hpp), which flow through the stages pipelined.
 //
 // On NVLink, each GPU's link carries S (G+1)/G each way over the whole, as NvlsAllReduce explains;
 // the switch's reduce loads a GPU's send direction with its whole data and its receive direction
@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "models/collective/collective_algorithm.hpp"
+#include "models/collective/nvls_loops.hpp"
 
 namespace lockstep {
 
@@ -49,9 +50,9 @@ class NvlsTreeAllReduce final : public CollectiveAlgorithm {
     std::int32_t chunk = 0;
   };
 
-  [[nodiscard]] std::int32_t pieces() const { return gpus_ * 2 * chunks_; }
+  [[nodiscard]] std::int32_t pieces() const { return gpus_ * 2 * steps_.count(); }
   [[nodiscard]] std::int32_t piece_index(const Piece& piece) const {
-    return (piece.head * 2 + piece.tree) * chunks_ + piece.chunk;
+    return (piece.head * 2 + piece.tree) * steps_.count() + piece.chunk;
   }
   [[nodiscard]] Piece piece_at(std::int32_t index) const;
   [[nodiscard]] Bytes piece_bytes(const Piece& piece) const;
@@ -68,13 +69,19 @@ class NvlsTreeAllReduce final : public CollectiveAlgorithm {
   void count_toward_sum(std::int32_t node, const Piece& piece);
   // The node's head holds the piece summed over every node: down the tree and out to its GPUs.
   void spread(std::int32_t node, const Piece& piece);
-  void send_stage(Stage stage, std::int32_t from, std::int32_t to, std::int32_t node,
-                  const Piece& piece, Bytes bytes);
+  // The stages inside a node, the reduce and the multicast of each tree, are warp groups of their
+  // own on every GPU, a loop a step (send_step). Between nodes NCCL's proxy keeps up to
+  // NCCL_STEPS sends in flight for the warp group that fills them, so the handshake there overlaps
+  // the transfers (send_across).
+  [[nodiscard]] static std::uint32_t group(Stage stage, std::int32_t tree);
+  void send_across(std::int32_t from, const StepTransfer& transfer);
+  [[nodiscard]] StepTransfer transfer(Stage stage, std::int32_t to, std::int32_t node,
+                                      const Piece& piece, Bytes bytes) const;
 
   std::int32_t nodes_;
   std::int32_t gpus_;
   Bytes size_;
-  std::int32_t chunks_ = 1;
+  SimulatedSteps steps_;
   std::vector<std::vector<std::int32_t>> node_parents_;                // [tree][node]
   std::vector<std::vector<std::vector<std::int32_t>>> node_children_;  // [tree][node]
   // How many of the inputs to its sum each node's head still waits for, [node * pieces + piece].

@@ -175,15 +175,16 @@ TEST_CASE("8 x H100 in one node: ring all-reduce busbw within 5% of NCCL's 370 G
 
 // NVLS moves S (n+1)/n over each GPU's NVLink each way at NCCL's NVLS efficiency, 0.85 of the
 // 370.8 GB/s NCCL gets from 18 links: 1 GiB in 9/8 x 2^30 / 315.18 GB/s = 3.8326 ms, after NCCL's
-// 25 us NVLS latency and 2 x 300 ns through the NVSwitch. busbw = 2 (7/8) S / t = 487 GB/s, where
-// reference.md has ~480 measured (NVIDIA/nccl-tests issue 212).
+// 25 us NVLS latency, in NCCL's 64 loops of 16 MiB (16 channels x 8 heads x 128 KiB), each a step
+// of 2 x 300 ns through the NVSwitch and Simple's 2.8 us handshake. busbw = 2 (7/8) S / t = 461
+// GB/s, where reference.md has ~480 measured (NVIDIA/nccl-tests issue 212).
 TEST_CASE("8 x H100 with NVLink SHARP: NVLS all-reduce near the 480 GB/s NCCL reaches") {
   const Bytes size(std::int64_t{1} << 30);
   const Duration nvls = timed(h100_servers(1), CollectiveOp::kAllReduce, size, NcclAlgorithm::kNvls,
                               NcclProtocol::kSimple);
   const double transfer_ps = 9.0 / 8.0 * 1073741824.0 / (0.85 * 370.8e9) * 1e12;
   CHECK(static_cast<double>(nvls.ps()) ==
-        doctest::Approx(transfer_ps + 25e6 + 600e3).epsilon(1e-6));
+        doctest::Approx(transfer_ps + 25e6 + 64 * (600e3 + 2.8e6)).epsilon(1e-4));
   const double busbw = 1073741824.0 / (static_cast<double>(nvls.ps()) * 1e-12) * 1e-9 *
                        bus_bandwidth_factor(CollectiveOp::kAllReduce, 8);
   CHECK(busbw == doctest::Approx(480.0).epsilon(0.05));
@@ -212,9 +213,10 @@ TEST_CASE("NVLS is refused where NCCL would not run it") {
 
 // NVLS-Tree, NCCL's choice for large all-reduces across H100 nodes: each node's NVSwitch sums and
 // multicasts, so NVLink carries S (n+1)/n each way as NVLS does in one node, at NCCL's NVLS
-// efficiency (0.85 of 370.8 GB/s): 1 GiB in 3.8326 ms after NCCL's 23 us NVLS latency and two
-// 300 ns NVSwitch hops. Across two nodes each NIC carries S/8 each way (its slice goes up one
-// tree and comes down the other) where a ring sends 2 (15/16) S/8, so NVLink bounds it: busbw
+// efficiency (0.85 of 370.8 GB/s): 1 GiB in 3.8326 ms after NCCL's 23 us NVLS latency, and less
+// than one of NCCL's 16 MiB loops (60 us at that rate) later for the pipeline's fill, the switch
+// hops and the steps' handshakes. Across two nodes each NIC carries S/8 each way (its slice goes up
+// one tree and comes down the other) where a ring sends 2 (15/16) S/8, so NVLink bounds it: busbw
 // 2 (15/16) S / t = 522 GB/s, above the NICs' 8 x 50 GB/s, as NCCL's 469 GB/s measured on such
 // nodes (NVIDIA/nccl-tests issue 309) is. Over 4 nodes a node with two children in one tree sends
 // S/4 through each NIC, 8/31 more than a ring's 2 (31/32) S/8: the NICs bound it, and it takes
@@ -224,7 +226,8 @@ TEST_CASE("NVLS-Tree across H100 nodes: NVLink-bound above the NICs' rate on 2, 
   const Duration two = timed(h100_servers(2), CollectiveOp::kAllReduce, size,
                              NcclAlgorithm::kNvlsTree, NcclProtocol::kSimple);
   const double nvlink_ps = 9.0 / 8.0 * 1073741824.0 / (0.85 * 370.8e9) * 1e12;
-  CHECK(static_cast<double>(two.ps()) == doctest::Approx(nvlink_ps + 23e6 + 600e3).epsilon(1e-3));
+  CHECK(static_cast<double>(two.ps()) > nvlink_ps + 23e6);
+  CHECK(static_cast<double>(two.ps()) < nvlink_ps / 64 + nvlink_ps + 23e6);
   const double busbw = 1073741824.0 / (static_cast<double>(two.ps()) * 1e-12) * 1e-9 *
                        bus_bandwidth_factor(CollectiveOp::kAllReduce, 16);
   CHECK(busbw > 1.25 * 400.0);
@@ -459,8 +462,8 @@ TEST_CASE("one NIC on the wrong socket slows every inter-node collective about t
 // Tensor parallelism placed across nodes. One node's 8 GPUs all-reduce over NVLink at 370.8 GB/s
 // each; a TP group of 4 + 4 GPUs on two nodes crosses between them through its 4 NICs per node
 // (NCCL's channels spread over them), 4 x 48.5 GB/s of goodput each way, and every byte of a ring
-// all-reduce crosses: 370.8 / 194 = 1.9x slower with the same ring algorithm, 2.5x against NVLS,
-// which NCCL runs inside one node and cannot across two. A group with one GPU on each of 8 nodes
+// all-reduce crosses: 370.8 / 194 = 1.9x slower with the same ring algorithm, 2.4x against NVLS
+// (461 GB/s busbw at 1 GiB), which NCCL runs inside one node and cannot across two. A group with one GPU on each of 8 nodes
 // (TP laid out as the outer dimension) has one NIC per GPU: 370.8 / 48.5 = 7.6x.
 TEST_CASE("a TP group spread over nodes runs its all-reduce 1.9x to 7.6x slower than on NVLink") {
   const Bytes size(std::int64_t{1} << 30);
@@ -475,7 +478,7 @@ TEST_CASE("a TP group spread over nodes runs its all-reduce 1.9x to 7.6x slower 
   const double nvls = all_reduce(1, {0, 1, 2, 3, 4, 5, 6, 7}, NcclAlgorithm::kNvls);
   const double two_nodes = all_reduce(2, {0, 1, 2, 3, 8, 9, 10, 11}, NcclAlgorithm::kRing);
   CHECK(two_nodes / one_node == doctest::Approx(370.8 / (4 * 48.5)).epsilon(0.03));
-  CHECK(two_nodes / nvls == doctest::Approx(487.0 / (4 * 48.5)).epsilon(0.03));
+  CHECK(two_nodes / nvls == doctest::Approx(461.0 / (4 * 48.5)).epsilon(0.03));
   const double eight_nodes = all_reduce(8, {0, 8, 16, 24, 32, 40, 48, 56}, NcclAlgorithm::kRing);
   CHECK(eight_nodes / one_node == doctest::Approx(370.8 / 48.5).epsilon(0.03));
 }

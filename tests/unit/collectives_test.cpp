@@ -1,5 +1,7 @@
 // Collectives on the fabric: the ring all-reduce against the alpha-beta model on both backends, the
 // step and message structure of each operation, and a slow link pacing the whole ring.
+#include "models/collective/nvls_all_reduce.hpp"
+#include "models/collective/nvls_loops.hpp"
 #include "models/collective/nvls_tree_all_reduce.hpp"
 #include "models/collective/ring_collective.hpp"
 #include "models/collective/tree_all_reduce.hpp"
@@ -163,6 +165,73 @@ TEST_CASE("an NVLS-Tree all-reduce sums in the node, across the heads and multic
   CHECK_THROWS(NvlsTreeAllReduce(fabric.sim, *fabric.network, 1, 4, Bytes(1)));
   CHECK_THROWS(NvlsTreeAllReduce(fabric.sim, *fabric.network, 4, 1, Bytes(1)));
   CHECK_THROWS(NvlsTreeAllReduce(fabric.sim, *fabric.network, 2, 3, Bytes(1)));
+}
+
+// NCCL 2.26.2's chunk per channel and head (calcCollChunking), on 16 channels: for NVLS on 8 x
+// H100, 16 KiB below 8 MiB, 32 KiB to 64 MiB, 64 KiB to 1 GiB, 128 KiB from there; for NVLS-Tree on
+// 2 x 8, 32 KiB below 8 MiB, 64 KiB to 64 MiB, 128 KiB from there, and never above 64 KiB from 4
+// nodes on.
+TEST_CASE("NVLS loops are NCCL's: 16 channels x heads x a chunk that grows with the size") {
+  constexpr std::int64_t kKiB = 1024;
+  constexpr std::int64_t kMiB = 1024 * kKiB;
+  auto nvls = [](std::int64_t bytes) {
+    return nvls_chunk(NvlsKernel::kNvls, Bytes(bytes), 8, 1).count() / kKiB;
+  };
+  CHECK(nvls(8 * kMiB - 16) == 16);
+  CHECK(nvls(8 * kMiB) == 32);
+  CHECK(nvls(64 * kMiB - 16) == 32);
+  CHECK(nvls(64 * kMiB) == 64);
+  CHECK(nvls(1024 * kMiB - 16) == 64);
+  CHECK(nvls(1024 * kMiB) == 128);
+  auto tree = [](std::int64_t bytes, std::int32_t nodes) {
+    return nvls_chunk(NvlsKernel::kNvlsTree, Bytes(bytes), 8, nodes).count() / kKiB;
+  };
+  CHECK(tree(8 * kMiB - 16, 2) == 32);
+  CHECK(tree(8 * kMiB, 2) == 64);
+  CHECK(tree(64 * kMiB - 16, 2) == 64);
+  CHECK(tree(64 * kMiB, 2) == 128);
+  CHECK(tree(std::int64_t{16} << 30, 4) == 64);
+  CHECK(tree(4 * kMiB, 4) == 32);
+  CHECK(nvls_loop(NvlsKernel::kNvls, Bytes(1024 * kMiB), 8, 1) == Bytes(16 * kMiB));
+  CHECK(nvls_loops(NvlsKernel::kNvls, Bytes(1024 * kMiB), 8, 1) == 64);
+  CHECK(nvls_loops(NvlsKernel::kNvls, Bytes(2 * kMiB + 1), 8, 1) == 2);
+  CHECK(nvls_loops(NvlsKernel::kNvls, Bytes(0), 8, 1) == 1);
+  // Simulated one by one up to 64, then a few loops a step; the steps hold every byte.
+  const SimulatedSteps each(Bytes(1000), 64);
+  CHECK(each.count() == 64);
+  CHECK(each.loops_in(63) == 1);
+  const SimulatedSteps grouped(Bytes(1'000'003), 130);
+  CHECK(grouped.count() == 44);
+  CHECK(grouped.loops_in(0) == 3);
+  CHECK(grouped.loops_in(43) == 1);
+  std::int64_t held = 0;
+  for (std::int32_t step = 0; step < grouped.count(); ++step)
+    held += grouped.bytes_of(step).count();
+  CHECK(held == 1'000'003);
+  CHECK(grouped.bytes_of(43) == Bytes(7'693));  // 1,000,003 / 130, the rest spread over the loops
+}
+
+// Each loop is a step of the kernel's warp groups, which take a step's handshake before the next:
+// on 4 GPUs a loop is 16 x 4 x 16 KiB = 1 MiB, and 2 MiB take exactly twice what 1 MiB takes after
+// NCCL's NVLS latency (25 us), each loop a bare transfer plus Simple's NVLink step (2.8 us).
+TEST_CASE("an NVLS all-reduce moves its loops one after the other, a step each") {
+  auto took = [](Bytes size) {
+    Fabric fabric(star(4), Backend::kFlow);
+    NvlsAllReduce all_reduce(fabric.sim, *fabric.network, size,
+                             ProtocolOverheads{NcclProtocol::kSimple, 4, {}, {}});
+    all_reduce.start();
+    (void)fabric.sim.run();
+    REQUIRE(all_reduce.finished());
+    CHECK(all_reduce.transfers() == 12 * nvls_loops(NvlsKernel::kNvls, size, 4, 1));
+    return (all_reduce.finished_at() - all_reduce.started_at()).ps();
+  };
+  const std::int64_t one = took(Bytes(1 << 20)) - 25'000'000;
+  CHECK(took(Bytes(2 << 20)) - 25'000'000 == 2 * one);
+  // A loop: 1 MiB x 5/4 out of each GPU at 0.85 of 100 Gb/s, in 1,062 B frames of 1,000 B that
+  // share the link with a 64 B acknowledgement each for what the GPU receives; two 1 us hops, and
+  // the step.
+  const double loop_ps = 1310720.0 / 0.85 * 1.126 * 8.0 / 100e9 * 1e12 + 2e6 + 2.8e6;
+  CHECK(static_cast<double>(one) == doctest::Approx(loop_ps).epsilon(1e-3));
 }
 
 // The tree's LL costs NCCL's tree figures: its base latency (6.8 us) and 5.0 us per step between
