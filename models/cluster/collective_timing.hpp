@@ -20,6 +20,9 @@
 
 namespace lockstep {
 
+// NCCL's MAXCHANNELS: the rings a collective is split over at most.
+inline constexpr std::int32_t kMostChannels = 64;
+
 struct CollectiveSetup {
   ClusterSpec cluster;
   std::int32_t channels = 1;  // rings (the tree algorithm uses two trees per GPU of a node)

@@ -138,6 +138,16 @@ CommunicatorNetwork& JobCommunicators::network_of(Group& group) {
   return *group.network;
 }
 
+Duration JobCommunicators::price(const Group& group, CollectiveOp op, Bytes size) {
+  const auto n = static_cast<std::int32_t>(group.gpus.size());
+  if (group.nodes == 1 && spec_.servers) {
+    if (!node_times_) node_times_ = std::make_unique<NodeCollectiveTimes>(spec_);
+    return node_times_->time(op, size, n);
+  }
+  const Duration base = protocol_cost(NcclProtocol::kSimple, NcclAlgorithm::kRing).base_latency;
+  return base + ring_collective_time(op, n, size, group.cost);
+}
+
 bool JobCommunicators::priced(const Group& group) const {
   return level_ == NetworkModel::kAnalytic || group.nodes == 1;
 }
@@ -158,9 +168,7 @@ std::unique_ptr<Collective> JobCommunicators::collective(std::int32_t group_id, 
   if (priced(group)) {
     std::vector<std::int32_t> everyone(static_cast<std::size_t>(n));
     for (std::int32_t m = 0; m < n; ++m) everyone[static_cast<std::size_t>(m)] = m;
-    const Duration base = protocol_cost(NcclProtocol::kSimple, NcclAlgorithm::kRing).base_latency;
-    made = std::make_unique<PricedCollective>(sim_, n, std::move(everyone),
-                                              base + ring_collective_time(op, n, size, group.cost));
+    made = std::make_unique<PricedCollective>(sim_, n, std::move(everyone), price(group, op, size));
   } else if (level_ == NetworkModel::kFlow &&
              (op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter ||
               op == CollectiveOp::kAllGather)) {

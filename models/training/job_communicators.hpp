@@ -3,18 +3,20 @@
 // cluster's network as NCCL's ring (at packet level step by step, ring_collective.hpp; at flow
 // level as a fluid, one stream per link, fluid_ring.hpp) or a send/receive pair
 // (point_to_point.hpp), so that it shares NICs and the fabric with everything else, or is priced by
-// the ring's alpha-beta formula (priced_collective.hpp): always on the analytic network level, and
-// on the others when every member sits on one server, where the non-blocking NVSwitch leaves
-// nothing to contend with. The formula's figures come from the machine: NVLink's rate and hop
-// latency inside a server; between servers the path's cable delays and the NIC's rate (halved for a
-// NIC reached through host memory, capped at the socket stack's throughput over sockets), times the
-// GPUs per node that the rail-aligned rings spread over as many NICs; NCCL's Simple-protocol
-// latencies on top (nccl_protocol.hpp), as the network collectives charge them.
+// a price (priced_collective.hpp). A group whose members all sit on one server, where the
+// non-blocking NVSwitch leaves nothing to contend with, pays what `lockstep nccl-tests` times for
+// it there: NCCL's choice of algorithm and protocol for the size, NVLS and LL included
+// (node_collective_times.hpp). On the analytic network level a group across servers pays the
+// ring's alpha-beta formula, whose figures come from the machine: the path's cable delays and the
+// NIC's rate (halved for a NIC reached through host memory, capped at the socket stack's throughput
+// over sockets), times the GPUs per node that the rail-aligned rings spread over as many NICs, and
+// NCCL's Simple-protocol latencies on top (nccl_protocol.hpp), as the network collectives charge
+// them.
 //
 // Members of a group are addressed by their index in the group; collectives report them that way.
-// Left out: NCCL's choice of tree, NVLS or LL protocols for the job's collectives (the ring with
-// Simple runs every size), and contention on NVLink between collectives of different groups that
-// share a server's GPUs.
+// Left out: NCCL's choice of tree, NVLS-Tree or LL protocols for groups across servers (the ring
+// with Simple runs every size), and contention on NVLink between collectives of different groups
+// that share a server's GPUs.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +25,7 @@
 #include <vector>
 
 #include "models/cluster/cluster.hpp"
+#include "models/cluster/node_collective_times.hpp"
 #include "models/collective/alpha_beta.hpp"
 #include "models/collective/collective.hpp"
 #include "models/collective/collective_op.hpp"
@@ -62,6 +65,8 @@ class JobCommunicators {
                                        const std::vector<std::int32_t>& gpus) const;
   [[nodiscard]] BitRate nic_rate(std::int32_t gpu) const;
   [[nodiscard]] bool priced(const Group& group) const;
+  // What a priced collective of the group takes.
+  [[nodiscard]] Duration price(const Group& group, CollectiveOp op, Bytes size);
   // The group's members on the cluster's network, in its node-major order; made on first use.
   CommunicatorNetwork& network_of(Group& group);
   void finish_on(Collective& collective, const Group& group, MemberFinished finished) const;
@@ -71,7 +76,8 @@ class JobCommunicators {
   ClusterSpec spec_;
   NetworkModel level_;
   std::vector<std::unique_ptr<Group>> groups_;
-  std::vector<char> host_staged_;  // by GPU
+  std::vector<char> host_staged_;                    // by GPU
+  std::unique_ptr<NodeCollectiveTimes> node_times_;  // made for the first group inside a server
 };
 
 }  // namespace lockstep

@@ -118,8 +118,6 @@ std::string option_or_environment(const std::string& option, const char* variabl
   return value == nullptr ? "" : value;
 }
 
-// NCCL's MAXCHANNELS: the rings a collective is split over at most.
-constexpr std::int32_t kMostChannels = 64;
 // The host's time for one NCCL call, enqueue and kernel launch: nccl-tests driving 8 GPUs from one
 // thread (-g 8) is flat at 32-35 us per iteration from 8 B up to where the GPUs take longer, on
 // 8 x H100 (NVIDIA/nccl issue 2094, NCCL 2.29; tests/data/nccl_sweeps: 35-38 us, NCCL 2.26) and on

@@ -9,6 +9,7 @@
 #include "completions.hpp"
 #include "memory_backend.hpp"
 #include "models/cluster/collective_timing.hpp"
+#include "models/cluster/node_collective_times.hpp"
 #include "models/collective/channel_rings.hpp"
 #include "models/collective/double_binary_tree.hpp"
 #include "models/collective/nccl_choice.hpp"
@@ -209,6 +210,49 @@ TEST_CASE("NVLS is refused where NCCL would not run it") {
   a100.cluster.servers = *node_preset("dgx-a100");
   CHECK_THROWS_AS(run(a100, CollectiveOp::kAllReduce, NcclProtocol::kSimple),
                   std::invalid_argument);
+}
+
+// A training job's group inside one server pays what nccl-tests times there for NCCL's choice:
+// 8 x H100 take Ring/LL for 256 KiB and NVLS for 64 MiB, each the fastest of the pairs NCCL could
+// run, so never more than the ring with Simple. A group of 4 GPUs pays what nccl-tests times for
+// `--ranks 0-3`. What the cluster's hosts do to NICs (one on the wrong socket) and its fabric play
+// no part, and a shape is timed once.
+TEST_CASE("a collective inside one server costs NCCL's choice, as nccl-tests times it") {
+  CollectiveSetup four_servers = h100_servers(4);
+  four_servers.cluster.hosts.nics_on_other_socket = {21};
+  NodeCollectiveTimes times(four_servers.cluster);
+  const CollectiveSetup one = h100_servers(1);
+  const Topology topology = build_topology(one.cluster.fabric.topology);
+  const Routing routing(topology);
+  auto fastest = [&](CollectiveOp op, Bytes size, std::vector<std::int32_t> ranks) {
+    CollectiveSetup setup = one;
+    setup.communicator = ranks;
+    const auto pairs = runnable_pairs(op, *allowed_algorithms(""), *allowed_protocols(""), true, 1,
+                                      static_cast<std::int32_t>(ranks.size()));
+    const std::optional<FastestCollective> best =
+        time_fastest(setup, routing, op, size, pairs, [] { return false; });
+    REQUIRE(best.has_value());
+    return *best;
+  };
+  const std::vector<std::int32_t> eight{0, 1, 2, 3, 4, 5, 6, 7};
+  const Bytes small(256 << 10);
+  const Bytes large(std::int64_t{64} << 20);
+  const FastestCollective ll = fastest(CollectiveOp::kAllReduce, small, eight);
+  CHECK(ll.protocol == NcclProtocol::kLL);
+  CHECK(times.time(CollectiveOp::kAllReduce, small, 8) == ll.timed.time);
+  const FastestCollective nvls = fastest(CollectiveOp::kAllReduce, large, eight);
+  CHECK(nvls.algorithm == NcclAlgorithm::kNvls);
+  CHECK(times.time(CollectiveOp::kAllReduce, large, 8) == nvls.timed.time);
+  CHECK(times.time(CollectiveOp::kAllReduce, large, 8) <
+        timed(one, CollectiveOp::kAllReduce, large, NcclAlgorithm::kRing, NcclProtocol::kSimple));
+  CHECK(times.time(CollectiveOp::kAllGather, large, 4) ==
+        fastest(CollectiveOp::kAllGather, large, {0, 1, 2, 3}).timed.time);
+  CHECK(times.time(CollectiveOp::kAllReduce, large, 8) == nvls.timed.time);  // remembered
+  CHECK(times.time(CollectiveOp::kAllReduce, large, 1) == Duration());
+  CHECK(times.time(CollectiveOp::kAllReduce, Bytes(0), 8) == Duration());
+  CHECK_THROWS_AS(static_cast<void>(times.time(CollectiveOp::kAllReduce, large, 9)),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(NodeCollectiveTimes(ClusterSpec{}), std::invalid_argument);
 }
 
 // NVLS-Tree, NCCL's choice for large all-reduces across H100 nodes: each node's NVSwitch sums and
@@ -463,8 +507,9 @@ TEST_CASE("one NIC on the wrong socket slows every inter-node collective about t
 // each; a TP group of 4 + 4 GPUs on two nodes crosses between them through its 4 NICs per node
 // (NCCL's channels spread over them), 4 x 48.5 GB/s of goodput each way, and every byte of a ring
 // all-reduce crosses: 370.8 / 194 = 1.9x slower with the same ring algorithm, 2.4x against NVLS
-// (461 GB/s busbw at 1 GiB), which NCCL runs inside one node and cannot across two. A group with one GPU on each of 8 nodes
-// (TP laid out as the outer dimension) has one NIC per GPU: 370.8 / 48.5 = 7.6x.
+// (461 GB/s busbw at 1 GiB), which NCCL runs inside one node and cannot across two. A group with
+// one GPU on each of 8 nodes (TP laid out as the outer dimension) has one NIC per GPU: 370.8 / 48.5
+// = 7.6x.
 TEST_CASE("a TP group spread over nodes runs its all-reduce 1.9x to 7.6x slower than on NVLink") {
   const Bytes size(std::int64_t{1} << 30);
   auto all_reduce = [&](std::int32_t nodes, std::vector<std::int32_t> communicator,
