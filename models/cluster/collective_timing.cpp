@@ -94,6 +94,14 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
   if (algorithm == NcclAlgorithm::kHierarchical) {
     // Across nodes, the GPUs of one index form a ring.
     for (std::int32_t r = 0; r < ranks; ++r) check_reachable(r, (r + gpus) % ranks);
+  } else if (algorithm == NcclAlgorithm::kRing && op == CollectiveOp::kAllToAll) {
+    // Every rank to every other, across rails through the relay on the receiver's rail (PXN).
+    for (std::int32_t r = 0; r < ranks; ++r) {
+      for (std::int32_t q = 0; q < ranks; ++q) {
+        if (r / gpus == q / gpus) continue;
+        check_reachable(setup.pxn ? r / gpus * gpus + q % gpus : r, q);
+      }
+    }
   } else if (algorithm == NcclAlgorithm::kRing) {
     for (const std::vector<std::int32_t>& ring : channel_rings) {
       for (std::size_t i = 0; i < ring.size(); ++i)
@@ -110,7 +118,7 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
     }
   }
   const bool amd_cpus = servers && servers->cpu == CpuVendor::kAmd;
-  ProtocolOverheads overheads{protocol, gpus, {}, {}};
+  ProtocolOverheads overheads{protocol, gpus, {}, {}, setup.pxn};
   if (algorithm == NcclAlgorithm::kRing) {
     overheads.nvlink_step_floor = ring_step_overhead(protocol, nodes, amd_cpus);
   }

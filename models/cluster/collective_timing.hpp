@@ -28,6 +28,7 @@ struct CollectiveSetup {
   std::int32_t channels = 1;  // rings (the tree algorithm uses two trees per GPU of a node)
   // The ranks that run the collective (communicator.hpp); empty: every rank, in order.
   std::vector<std::int32_t> communicator;
+  bool pxn = true;  // NCCL's PXN for point-to-point across rails (NCCL_PXN_DISABLE=1 turns it off)
 };
 
 struct TimedCollective {

@@ -124,6 +124,31 @@ void CollectiveAlgorithm::send(std::int32_t from, std::int32_t to, Bytes data,
   send_waiting(Waiting{to, from, data, queue_pair, tag});
 }
 
+void CollectiveAlgorithm::send_rail_local(std::int32_t from, std::int32_t to, Bytes data,
+                                          std::uint32_t queue_pair, std::uint64_t tag) {
+  const std::optional<std::int32_t> via = pxn_relay(from, to);
+  if (!via) {
+    send(from, to, data, queue_pair, tag);
+    return;
+  }
+  Waiting first{*via, from, data, queue_pair, tag};
+  first.relay_to = to;
+  send_waiting(first);
+}
+
+std::optional<std::int32_t> CollectiveAlgorithm::pxn_relay(std::int32_t from,
+                                                           std::int32_t to) const {
+  if (!overheads_ || !overheads_->pxn) return std::nullopt;
+  const std::int32_t gpus = overheads_->gpus_per_node;
+  if (from / gpus == to / gpus || from % gpus == to % gpus) return std::nullopt;
+  return from / gpus * gpus + to % gpus;
+}
+
+void CollectiveAlgorithm::relay_event(std::uint64_t relay) {
+  event_ran();
+  send_waiting(relays_[relay]);
+}
+
 void CollectiveAlgorithm::send_step(std::int32_t from, std::uint32_t group,
                                     const std::vector<StepTransfer>& step) {
   if (step.empty()) return;
@@ -195,8 +220,13 @@ void CollectiveAlgorithm::send_waiting(const Waiting& transfer) {
     }
   }
   const std::uint64_t id = network_.send(from, to, wire, queue_pair, *this);
-  in_flight_.emplace(
-      id, InFlight{sim_.now(), transfer.tag, paced_until, transfer.step_stream, transfer.steps});
+  std::int64_t relay = -1;
+  if (transfer.relay_to >= 0) {
+    relay = static_cast<std::int64_t>(relays_.size());
+    relays_.push_back(Waiting{transfer.relay_to, to, data, queue_pair, transfer.tag});
+  }
+  in_flight_.emplace(id, InFlight{sim_.now(), transfer.tag, paced_until, transfer.step_stream,
+                                  transfer.steps, relay});
   ++unacknowledged_;
 }
 
@@ -222,6 +252,12 @@ void CollectiveAlgorithm::on_message_delivered(const Message& message, Time deli
   transfer_done(message.source, delivered);
   transfer_done(message.destination, ready);
   if (arrived_ == transfers_) all_done(last_noticed_);
+  if (transfer.relay >= 0) {
+    // PXN's first leg is in the relay's buffer: its NIC sends the data on.
+    schedule_counted<&CollectiveAlgorithm::relay_event>(ready, this,
+                                                        static_cast<std::uint64_t>(transfer.relay));
+    return;
+  }
   if (transfer.step_stream >= 0) {
     StepStream& stream = step_streams_[static_cast<std::size_t>(transfer.step_stream)];
     stream.step_ends = std::max(stream.step_ends, ready);

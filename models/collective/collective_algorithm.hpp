@@ -44,6 +44,10 @@ struct ProtocolOverheads {
   // The least a step inside a node costs beyond the wire: a ring that crosses nodes still has
   // every step wait on NCCL's proxy (ring_step_overhead).
   Duration nvlink_step_floor;
+  // NCCL's PXN (NCCL_PXN_DISABLE=0, its default from 2.12 on): a point-to-point transfer to a GPU
+  // of another node on another rail first crosses NVLink to the GPU of its own node on the
+  // receiver's rail, whose NIC sends it on (send_rail_local).
+  bool pxn = true;
 };
 
 class CollectiveAlgorithm : public Collective, public MessageListener {
@@ -78,6 +82,14 @@ class CollectiveAlgorithm : public Collective, public MessageListener {
   // A transfer to a rank that has not joined waits for it.
   void send(std::int32_t from, std::int32_t to, Bytes data, std::uint32_t queue_pair,
             std::uint64_t tag);
+  // Sends as send() does, or, where PXN applies (ProtocolOverheads::pxn), in two transfers: over
+  // NVLink to pxn_relay(from, to), then from there over its NIC on the receiver's rail. The
+  // arrival of the second is the transfer's arrival.
+  void send_rail_local(std::int32_t from, std::int32_t to, Bytes data, std::uint32_t queue_pair,
+                       std::uint64_t tag);
+  // The GPU that relays a transfer from `from` to `to` under PXN: the one of from's node with to's
+  // index in its node (on to's rail), unless that is `from` itself or both share a node.
+  [[nodiscard]] std::optional<std::int32_t> pxn_relay(std::int32_t from, std::int32_t to) const;
   // Sends as send() does, as one step of one of NCCL's warp groups, `group` of rank `from`: a
   // group moves one step's data at a time and takes the step's handshake before the next (its
   // slots let it run ahead of the group that consumes, not ahead of itself), so a step's transfers
@@ -102,6 +114,7 @@ class CollectiveAlgorithm : public Collective, public MessageListener {
     Time paced_until;               // when the stream's ceiling lets it be noticed
     std::int32_t step_stream = -1;  // send_step's warp group, whose step it ends when ready
     std::int32_t steps = 1;         // the step latencies it takes
+    std::int64_t relay = -1;        // PXN's first leg: its second, in relays_
   };
   struct Waiting {
     std::int32_t to = 0;
@@ -111,6 +124,7 @@ class CollectiveAlgorithm : public Collective, public MessageListener {
     std::uint64_t tag = 0;
     std::int32_t step_stream = -1;
     std::int32_t steps = 1;
+    std::int32_t relay_to = -1;  // PXN's first leg: where its relay sends it on
   };
   // send_step's warp groups: the steps each holds back while one is under way.
   struct StepStream {
@@ -132,6 +146,8 @@ class CollectiveAlgorithm : public Collective, public MessageListener {
   void admit(std::int32_t rank);
   void transfer_done(std::int32_t rank, Time at);
   void send_waiting(const Waiting& transfer);
+  // PXN's second leg of the relayed transfer `relay` (an index into relays_) leaves.
+  void relay_event(std::uint64_t relay);
   // The step under way of send_step's warp group `stream` has ended: its next, if any, leaves.
   void next_step(std::uint64_t stream);
   void send_whole_step(StepStream& stream, const std::vector<Waiting>& step);
@@ -148,6 +164,7 @@ class CollectiveAlgorithm : public Collective, public MessageListener {
 
   std::unordered_map<std::uint64_t, std::int32_t> step_stream_index_;  // by (from, group)
   std::vector<StepStream> step_streams_;
+  std::vector<Waiting> relays_;  // PXN's second legs, waiting for the first to be ready
   std::vector<std::int64_t> rank_transfers_left_;  // by rank
   std::vector<Time> rank_last_transfer_;           // by rank
   std::int64_t transfers_ = 0;

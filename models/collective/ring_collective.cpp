@@ -72,15 +72,24 @@ std::vector<std::int64_t> RingCollective::transfers_per_rank(std::int32_t endpoi
   const std::int64_t n = ranks();
   if (n == 1) return per_rank;
   for (std::int32_t c = 0; c < channels(); ++c) {
+    const std::vector<std::int32_t>& ring = rings_[static_cast<std::size_t>(c)];
     for (std::int32_t position = 0; position < n; ++position) {
-      std::int64_t& count = per_rank[static_cast<std::size_t>(
-          rings_[static_cast<std::size_t>(c)][static_cast<std::size_t>(position)])];
-      if (is_chain()) {
+      const std::int32_t rank = ring[static_cast<std::size_t>(position)];
+      std::int64_t& count = per_rank[static_cast<std::size_t>(rank)];
+      if (op_ == CollectiveOp::kAllToAll) {
+        // Sent (and received) by every other rank, through a third where PXN relays it.
+        for (const std::int32_t other : ring) {
+          if (other == rank) continue;
+          count += 1;
+          per_rank[static_cast<std::size_t>(other)] += 1;
+          if (const std::optional<std::int32_t> via = pxn_relay(rank, other)) {
+            per_rank[static_cast<std::size_t>(*via)] += 2;
+          }
+        }
+      } else if (is_chain()) {
         // Every chain rank but the first receives each chunk, every one but the last sends it.
         count += chain_chunks_ *
                  ((position != chain_start(c) ? 1 : 0) + (position != chain_end(c) ? 1 : 0));
-      } else if (op_ == CollectiveOp::kAllToAll) {
-        count += 2 * (n - 1);
       } else if (op_ == CollectiveOp::kSendRecv) {
         count += 2;
       } else {
@@ -142,11 +151,16 @@ void RingCollective::launch_on_channel(std::int32_t c, std::int32_t r) {
     case CollectiveOp::kAllGather:
       send_ring_step(c, r, 0);
       break;
-    case CollectiveOp::kAllToAll:
+    case CollectiveOp::kAllToAll: {
+      const std::vector<std::int32_t>& ring = rings_[static_cast<std::size_t>(c)];
       for (std::int32_t q = 0; q < n; ++q) {
-        if (q != r) send_to(c, r, q, 0, chunk(c, q));
+        if (q == r) continue;
+        send_rail_local(ring[static_cast<std::size_t>(r)], ring[static_cast<std::size_t>(q)],
+                        chunk(c, q), first_queue_pair_ + static_cast<std::uint32_t>(c),
+                        pack_step(c, r, 0));
       }
       break;
+    }
     case CollectiveOp::kSendRecv:
       send_to(c, r, (r + 1) % n, 0, even_share(size_, channels(), c));
       break;

@@ -12,7 +12,9 @@
 //   ring advances at the pace of its slowest link, and a step costs one chunk's transfer plus the
 //   path's latency, as in the alpha-beta model.
 // - reduce-scatter and all-gather: the same with n-1 steps.
-// - all-to-all: every rank sends S/n to every other rank at once.
+// - all-to-all: every rank sends S/n to every other rank at once; to a GPU of another node on
+//   another rail through the GPU of its own node on that rail, as NCCL's PXN does
+//   (CollectiveAlgorithm::send_rail_local).
 // - send/recv: every rank sends S to the next rank.
 // - broadcast and reduce: a pipelined chain along each channel's ring, from the root (the lowest
 //   rank, nccl-tests' root 0) for broadcast and ending at it for reduce; a channel's share is cut

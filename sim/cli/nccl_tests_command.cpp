@@ -386,6 +386,8 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   const HostsConfig& hosts = setup.cluster.hosts;
   const std::optional<NodePreset>& servers = setup.cluster.servers;
   setup.communicator = *communicator;
+  const char* pxn_disable = std::getenv("NCCL_PXN_DISABLE");
+  setup.pxn = pxn_disable == nullptr || std::string(pxn_disable) != "1";
   setup.channels = channels > 0 ? channels : (servers ? std::min(servers->gpus, kMostChannels) : 1);
   const Routing routing(*loaded->topology);
   const std::int32_t cluster_ranks = loaded->topology->endpoint_count();

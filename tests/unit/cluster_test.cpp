@@ -212,6 +212,29 @@ TEST_CASE("NVLS is refused where NCCL would not run it") {
                   std::invalid_argument);
 }
 
+// A rail-only fabric (no spines: rail switch j joins the NICs j of every node) carries an
+// all-to-all only through NCCL's PXN: each GPU's data for the other node goes out of the NIC on
+// the receiver's rail, so NIC j of a node sends S/2 (8 GPUs x S/16) to GPU j of the other node.
+// At 400 Gb/s less 62 B of headers per 4096 B that bounds it from below; the NVLink leg to the
+// relay and the latencies add a few percent. Without PXN two ranks on different rails have no path.
+TEST_CASE("all-to-all on a rail-only fabric runs through PXN, NIC-bound, and not without it") {
+  CollectiveSetup setup = h100_servers(2);
+  setup.cluster.fabric.topology.rail_optimized.spines = 0;
+  setup.cluster.fabric.topology.rail_optimized.uplinks_per_rail_switch = 0;
+  const Bytes size(std::int64_t{64} << 20);
+  const double nic_bound_ps =
+      static_cast<double>(size.count()) / 2.0 * 4158.0 / 4096.0 * 8.0 / 400e9 * 1e12;
+  const double took = static_cast<double>(
+      timed(setup, CollectiveOp::kAllToAll, size, NcclAlgorithm::kRing, NcclProtocol::kSimple)
+          .ps());
+  CHECK(took > nic_bound_ps);
+  CHECK(took < 1.2 * nic_bound_ps);
+  setup.pxn = false;
+  CHECK_THROWS_AS(
+      timed(setup, CollectiveOp::kAllToAll, size, NcclAlgorithm::kRing, NcclProtocol::kSimple),
+      std::invalid_argument);
+}
+
 // A training job's group inside one server pays what nccl-tests times there for NCCL's choice:
 // 8 x H100 take Ring/LL for 256 KiB and NVLS for 64 MiB, each the fastest of the pairs NCCL could
 // run, so never more than the ring with Simple. A group of 4 GPUs pays what nccl-tests times for

@@ -234,6 +234,23 @@ TEST_CASE("an NVLS all-reduce moves its loops one after the other, a step each")
   CHECK(static_cast<double>(one) == doctest::Approx(loop_ps).epsilon(1e-3));
 }
 
+// NCCL's PXN: with 2 GPUs per node on 4 ranks, an all-to-all's transfer from a GPU to the other
+// node's GPU of the other index is relayed by the sender's neighbour, the GPU on the receiver's
+// rail: 4 of the 12 transfers go in two legs, 16 in all, and every one arrives.
+TEST_CASE("an all-to-all across rails is relayed on the receiver's rail, as NCCL's PXN does") {
+  for (const bool pxn : {true, false}) {
+    Fabric fabric(star(4), Backend::kFlow);
+    RingCollective all_to_all(fabric.sim, *fabric.network, first_ranks(4), CollectiveOp::kAllToAll,
+                              Bytes(40'000),
+                              ProtocolOverheads{NcclProtocol::kSimple, 2, {}, {}, pxn});
+    CHECK(all_to_all.transfers() == (pxn ? 16 : 12));
+    all_to_all.start();
+    (void)fabric.sim.run();
+    REQUIRE(all_to_all.finished());
+    CHECK(fabric.flows->messages_in_flight() == 0);
+  }
+}
+
 // The tree's LL costs NCCL's tree figures: its base latency (6.8 us) and 5.0 us per step between
 // nodes, 2.3 us beyond the ring's 2.7 that the wire carries. With one GPU per node every hop
 // crosses the network: 1,000 B up and back down take the bare time of LL's 2,000 wire bytes plus
