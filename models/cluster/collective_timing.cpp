@@ -14,6 +14,7 @@
 #include "models/collective/nvls_tree_all_reduce.hpp"
 #include "models/collective/tree_all_reduce.hpp"
 #include "sim/core/discarding_backend.hpp"
+#include "sim/core/quantity.hpp"
 
 namespace lockstep {
 namespace {
@@ -163,9 +164,16 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
   sim.set_monitor(&stop_when_asked, kMonitorPeriodEvents);
   collective->start();
   const Time started = sim.now();
-  (void)sim.run(longest ? started + *longest : Time::max());
+  const RunOutcome outcome = sim.run(longest ? started + *longest : Time::max());
   if (!collective->finished()) {
-    if (!longest || stop()) return std::nullopt;
+    if (stop()) return std::nullopt;
+    if (outcome == RunOutcome::kDrained) {
+      // Nothing left that could move it: a transfer waits for one that was never sent.
+      throw std::logic_error(std::string(algorithm_name(algorithm)) + "/" +
+                             std::string(protocol_name(protocol)) + " " +
+                             std::string(collective_name(op)) + " of " + format(size) +
+                             " stopped before its end with nothing left to run");
+    }
     return TimedCollective{false, *longest, sim.now(), sim.events_processed(), layout.members, {}};
   }
   return TimedCollective{true,           collective->finished_at() - collective->started_at(),

@@ -48,13 +48,14 @@ struct TimedCollective {
 
 // `fabric` is the setup's fabric routing. Throws std::invalid_argument for Tree, NVLS or NVLSTree
 // with another operation than all-reduce (as in NCCL), NVLS or NVLSTree where NCCL could not run
-// it (nccl_choice.hpp), a communicator
-// communicator_layout() refuses, when two ranks that must talk over the fabric have no path (a
-// fabric without spines between rails, say), or for an unknown rank in host_staged_nics. Host-side
-// limits (sockets, host-staged NICs, one socket interface per node) cap the NICs' host paths on
-// either fabric level: at packet level a NIC whose host drains slower than the wire pauses its
-// switch. Empty when `stop` turned true before the collective finished (Ctrl-C). With `longest`,
-// a collective still running after that long is given up (completed false).
+// it (nccl_choice.hpp), a communicator communicator_layout() refuses, when two ranks that must
+// talk over the fabric have no path (a fabric without spines between rails, say, except where PXN
+// relays an all-to-all), or for an unknown rank in host_staged_nics; std::logic_error if the
+// collective stops short of its end with nothing left to run. Host-side limits (sockets,
+// host-staged NICs, one socket interface per node) cap the NICs' host paths on either fabric
+// level: at packet level a NIC whose host drains slower than the wire pauses its switch. Empty
+// when `stop` turned true before the collective finished (Ctrl-C). With `longest`, a collective
+// still running after that long is given up (completed false).
 [[nodiscard]] std::optional<TimedCollective> time_collective(
     const CollectiveSetup& setup, const Routing& fabric, CollectiveOp op, Bytes size,
     NcclAlgorithm algorithm, NcclProtocol protocol, const std::function<bool()>& stop,
