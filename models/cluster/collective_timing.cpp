@@ -124,15 +124,17 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
     overheads.nvlink_step_floor = ring_step_overhead(protocol, nodes, amd_cpus);
   }
   if (protocol == NcclProtocol::kLL) {
-    const std::optional<double> ceiling = ll_bus_bandwidth_ceiling(nodes, amd_cpus);
+    const bool hopper = servers && (servers->gpu == "h100" || servers->gpu == "h200");
+    const double ceiling = ll_bus_bandwidth_ceiling(nodes, amd_cpus, hopper);
     // busbw is what each rank sends per second, over a ring's channels; a tree all-reduce's is
     // twice its algbw, what each rank sends up (or down) its trees.
     const std::size_t streams = algorithm == NcclAlgorithm::kRing   ? channel_rings.size()
                                 : algorithm == NcclAlgorithm::kTree ? 2 * trees.size()
                                                                     : 0;
-    if (ceiling && streams > 0) {
-      overheads.network_stream_ceiling =
-          BitRate::bps(static_cast<std::int64_t>(*ceiling * 8e9 / static_cast<double>(streams)));
+    if (streams > 0) {
+      const BitRate per_stream =
+          BitRate::bps(static_cast<std::int64_t>(ceiling * 8e9 / static_cast<double>(streams)));
+      (nodes > 1 ? overheads.network_stream_ceiling : overheads.nvlink_stream_ceiling) = per_stream;
     }
   }
   std::unique_ptr<Collective> collective;

@@ -213,9 +213,11 @@ void CollectiveAlgorithm::send_waiting(const Waiting& transfer) {
         cost_.data_per_wire_byte * (same_node ? cost_.nvlink_efficiency : 1.0);
     wire = Bytes(static_cast<std::int64_t>(
         std::ceil(static_cast<double>(data.count()) / data_per_wire_byte)));
-    if (!same_node && overheads_->network_stream_ceiling) {
+    const std::optional<BitRate>& ceiling =
+        same_node ? overheads_->nvlink_stream_ceiling : overheads_->network_stream_ceiling;
+    if (ceiling) {
       Time& free = stream_paced_until_[QueuePairKey{from, to, queue_pair}];
-      free = std::max(free, sim_.now()) + tx_time(data, *overheads_->network_stream_ceiling);
+      free = std::max(free, sim_.now()) + tx_time(data, *ceiling);
       paced_until = free;
     }
   }

@@ -37,9 +37,9 @@ struct ProtocolOverheads {
   NcclProtocol protocol = NcclProtocol::kSimple;
   std::int32_t gpus_per_node = 1;
   // The most data one of the algorithm's streams (a ring's channel, a tree) moves per second
-  // between nodes, however fast the wire (the protocol's ceiling, as ll_bus_bandwidth_ceiling):
-  // the transfers a rank sends another on one queue pair are paced one after the other at this
-  // rate, and each is noticed no sooner than its pacing ends.
+  // between nodes, and inside one, however fast the wire (the protocol's ceiling, as
+  // ll_bus_bandwidth_ceiling): the transfers a rank sends another on one queue pair are paced one
+  // after the other at this rate, and each is noticed no sooner than its pacing ends.
   std::optional<BitRate> network_stream_ceiling;
   // The least a step inside a node costs beyond the wire: a ring that crosses nodes still has
   // every step wait on NCCL's proxy (ring_step_overhead).
@@ -48,6 +48,8 @@ struct ProtocolOverheads {
   // of another node on another rail first crosses NVLink to the GPU of its own node on the
   // receiver's rail, whose NIC sends it on (send_rail_local).
   bool pxn = true;
+  // As network_stream_ceiling, for the transfers inside a node (a communicator on one node).
+  std::optional<BitRate> nvlink_stream_ceiling = std::nullopt;
 };
 
 class CollectiveAlgorithm : public Collective, public MessageListener {

@@ -66,8 +66,8 @@ ProtocolCost protocol_cost(NcclProtocol protocol, NcclAlgorithm algorithm) {
   return {};
 }
 
-std::optional<double> ll_bus_bandwidth_ceiling(std::int32_t nodes, bool amd_cpus) {
-  if (nodes < 2) return std::nullopt;
+double ll_bus_bandwidth_ceiling(std::int32_t nodes, bool amd_cpus, bool hopper) {
+  if (nodes < 2) return hopper ? 141.0 : 87.7;
   if (nodes == 2) return amd_cpus ? 22.5 : 39.0;
   return amd_cpus ? 19.0 : 20.4;
 }

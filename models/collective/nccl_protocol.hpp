@@ -49,13 +49,13 @@ struct ProtocolCost {
 
 [[nodiscard]] ProtocolCost protocol_cost(NcclProtocol protocol, NcclAlgorithm algorithm);
 
-// The most bus bandwidth LL reaches across nodes, NCCL's llMaxBw (tuning.cc, 2.19 on) for
-// communicators of more than one node, which it reads by the host CPUs' maker since there LL's
-// steps between nodes go through NCCL's proxy threads: 39.0 GB/s on two nodes and 20.4 on more with
-// Intel CPUs, 22.5 and 19.0 with AMD's. Within one node LL's flags and the wire bound it already
-// (NCCL's single-node figure, 87.7 GB/s for Ampere and Hopper, sits below the 8 x H100 LL ring
-// sweeps' 130 GB/s at 4 MiB). In GB/s of nccl-tests' busbw; empty for one node.
-[[nodiscard]] std::optional<double> ll_bus_bandwidth_ceiling(std::int32_t nodes, bool amd_cpus);
+// The most bus bandwidth LL reaches, NCCL's llMaxBw (tuning.cc), in GB/s of nccl-tests' busbw.
+// Across nodes LL's steps go through NCCL's proxy threads, and NCCL reads the figure by the host
+// CPUs' maker (2.19 on): 39.0 GB/s on two nodes and 20.4 on more with Intel CPUs, 22.5 and 19.0
+// with AMD's. On one node it reads it by the GPUs' generation: 87.7 GB/s for Ampere, and for
+// Hopper 141.0 in NCCL's tables that have a Blackwell row (2.19's had 87.7): lockstep models the
+// NCCL of its H100 sweeps, 2.26.
+[[nodiscard]] double ll_bus_bandwidth_ceiling(std::int32_t nodes, bool amd_cpus, bool hopper);
 
 // What a step of a ring that crosses nodes costs at least, NCCL's net overhead (tuning.cc, 2.19
 // on: "Inter-node rings still have to launch nsteps * net overhead"): 1 us with Intel CPUs, 2 us
