@@ -124,6 +124,11 @@ void CollectiveAlgorithm::send(std::int32_t from, std::int32_t to, Bytes data,
   send_waiting(Waiting{to, from, data, queue_pair, tag});
 }
 
+void CollectiveAlgorithm::send(const StepTransfer& transfer, std::int32_t from) {
+  send_waiting(Waiting{transfer.to, from, transfer.data, transfer.queue_pair, transfer.tag, -1,
+                       transfer.steps});
+}
+
 void CollectiveAlgorithm::send_rail_local(std::int32_t from, std::int32_t to, Bytes data,
                                           std::uint32_t queue_pair, std::uint64_t tag) {
   const std::optional<std::int32_t> via = pxn_relay(from, to);
@@ -159,7 +164,8 @@ void CollectiveAlgorithm::send_step(std::int32_t from, std::uint32_t group,
   std::vector<Waiting> transfers;
   transfers.reserve(step.size());
   for (const StepTransfer& t : step) {
-    transfers.push_back(Waiting{t.to, from, t.data, t.queue_pair, t.tag, found->second, t.steps});
+    transfers.push_back(Waiting{t.to, t.from >= 0 ? t.from : from, t.data, t.queue_pair, t.tag,
+                                found->second, t.steps});
   }
   StepStream& stream = step_streams_[static_cast<std::size_t>(found->second)];
   if (stream.busy) {

@@ -97,15 +97,21 @@ class CollectiveAlgorithm : public Collective, public MessageListener {
   // slots let it run ahead of the group that consumes, not ahead of itself), so a step's transfers
   // leave together once every transfer of the group's step before is ready (arrived, and its step
   // latency spent). A transfer may stand for `steps` of the group's steps in a row, whose data it
-  // carries and whose latencies it takes: that bounds the events of a large collective.
+  // carries and whose latencies it takes: that bounds the events of a large collective. A transfer
+  // may also come from another rank than the group's (`from`), where the group pulls data, as
+  // NVLS's reduce reads every GPU's share through the switch.
   struct StepTransfer {
     std::int32_t to = 0;
     Bytes data;
     std::uint32_t queue_pair = 0;
     std::uint64_t tag = 0;
     std::int32_t steps = 1;
+    std::int32_t from = -1;  // -1: the group's rank
   };
   void send_step(std::int32_t from, std::uint32_t group, const std::vector<StepTransfer>& step);
+  // As send(), for a transfer that stands for `steps` of its stream's steps in a row (as
+  // StepTransfer::steps): it takes their step latencies.
+  void send(const StepTransfer& transfer, std::int32_t from);
 
   Network& network_;
 

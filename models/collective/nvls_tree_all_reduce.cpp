@@ -41,6 +41,7 @@ NvlsTreeAllReduce::NvlsTreeAllReduce(Simulator& sim, Network& network, std::int3
   }
   std::vector<std::int64_t> per_rank(static_cast<std::size_t>(network_.endpoint_count()), 0);
   inputs_missing_.assign(static_cast<std::size_t>(nodes_) * static_cast<std::size_t>(pieces()), 0);
+  root_step_missing_.assign(inputs_missing_.size(), 0);
   if (size_ == Bytes(0)) {
     expect_transfers(std::move(per_rank));
     return;
@@ -49,11 +50,16 @@ NvlsTreeAllReduce::NvlsTreeAllReduce(Simulator& sim, Network& network, std::int3
     const Piece piece = piece_at(index);
     const auto t = static_cast<std::size_t>(piece.tree);
     for (std::int32_t node = 0; node < nodes_; ++node) {
-      // The head sums its own share, G - 1 through the switch and one per child node.
+      // Below the root the head sums its own share, G - 1 through the switch and one per child
+      // node; the root's head waits for its own share and its children's before its step, which
+      // reads the G - 1 through the switch and multicasts the whole (root_step).
       const auto children =
           static_cast<std::int32_t>(node_children_[t][static_cast<std::size_t>(node)].size());
-      inputs_missing_[static_cast<std::size_t>(node) * static_cast<std::size_t>(pieces()) +
-                      static_cast<std::size_t>(index)] = gpus_ + children;
+      const bool root = node_parents_[t][static_cast<std::size_t>(node)] < 0;
+      const std::size_t at = static_cast<std::size_t>(node) * static_cast<std::size_t>(pieces()) +
+                             static_cast<std::size_t>(index);
+      inputs_missing_[at] = (root ? 1 : gpus_) + children;
+      root_step_missing_[at] = root ? 2 * (gpus_ - 1) : 0;
       // Reduce and multicast: one transfer each way between the head and every other GPU.
       for (std::int32_t gpu = 0; gpu < gpus_; ++gpu) {
         per_rank[static_cast<std::size_t>(rank(node, gpu))] +=
@@ -93,11 +99,12 @@ void NvlsTreeAllReduce::launch(std::int32_t rank) {
   for (std::int32_t chunk = 0; chunk < steps_.count(); ++chunk) {
     for (std::int32_t tree = 0; tree < kTrees; ++tree) {
       std::vector<StepTransfer> step;
+      const bool root = is_root(node, tree);
       for (std::int32_t head = 0; head < gpus_; ++head) {
         const Piece piece{head, tree, chunk};
         if (head == gpu) {
           count_toward_sum(node, piece);
-        } else {
+        } else if (!root) {
           step.push_back(transfer(Stage::kReduce, this->rank(node, head), node, piece,
                                   node_message(piece_bytes(piece), gpus_)));
           step.back().steps = steps_.loops_in(chunk);
@@ -108,8 +115,10 @@ void NvlsTreeAllReduce::launch(std::int32_t rank) {
   }
 }
 
-void NvlsTreeAllReduce::send_across(std::int32_t from, const StepTransfer& transfer) {
-  send(from, transfer.to, transfer.data, transfer.queue_pair, transfer.tag);
+void NvlsTreeAllReduce::send_across(std::int32_t from, StepTransfer transfer) {
+  transfer.steps =
+      steps_.loops_in(piece_at(static_cast<std::int32_t>(transfer.tag & 0xffffffff)).chunk);
+  send(transfer, from);
 }
 
 std::uint32_t NvlsTreeAllReduce::group(Stage stage, std::int32_t tree) {
@@ -144,13 +153,21 @@ void NvlsTreeAllReduce::act(std::uint64_t packed) {
   const auto stage = static_cast<Stage>(packed >> 62);
   const auto node = static_cast<std::int32_t>((packed >> 32) & 0x3fffffff);
   const Piece piece = piece_at(static_cast<std::int32_t>(packed & 0xffffffff));
+  if (is_root(node, piece.tree) && (stage == Stage::kReduce || stage == Stage::kMulticast)) {
+    std::int32_t& missing =
+        root_step_missing_[static_cast<std::size_t>(node) * static_cast<std::size_t>(pieces()) +
+                           static_cast<std::size_t>(piece_index(piece))];
+    if (--missing == 0) send_down(node, piece);  // the root's step is done: the sum goes down
+    return;
+  }
   switch (stage) {
     case Stage::kReduce:
     case Stage::kUp:
       count_toward_sum(node, piece);
       break;
     case Stage::kDown:
-      spread(node, piece);
+      send_down(node, piece);
+      multicast(node, piece);
       break;
     case Stage::kMulticast:
       break;  // the piece is home
@@ -165,25 +182,47 @@ void NvlsTreeAllReduce::count_toward_sum(std::int32_t node, const Piece& piece) 
   const std::int32_t parent =
       node_parents_[static_cast<std::size_t>(piece.tree)][static_cast<std::size_t>(node)];
   if (parent < 0) {
-    spread(node, piece);
+    root_step(node, piece);
   } else {
     send_across(rank(node, piece.head),
                 transfer(Stage::kUp, rank(parent, piece.head), parent, piece, piece_bytes(piece)));
   }
 }
 
-void NvlsTreeAllReduce::spread(std::int32_t node, const Piece& piece) {
+bool NvlsTreeAllReduce::is_root(std::int32_t node, std::int32_t tree) const {
+  return node_parents_[static_cast<std::size_t>(tree)][static_cast<std::size_t>(node)] < 0;
+}
+
+void NvlsTreeAllReduce::root_step(std::int32_t node, const Piece& piece) {
+  const std::int32_t head = rank(node, piece.head);
+  const Bytes share = node_message(piece_bytes(piece), gpus_);
+  std::vector<StepTransfer> step;
+  for (std::int32_t gpu = 0; gpu < gpus_; ++gpu) {
+    if (gpu == piece.head) continue;
+    step.push_back(transfer(Stage::kReduce, head, node, piece, share));
+    step.back().from = rank(node, gpu);
+    step.push_back(transfer(Stage::kMulticast, rank(node, gpu), node, piece, share));
+  }
+  for (StepTransfer& t : step) t.steps = steps_.loops_in(piece.chunk);
+  send_step(head, group(Stage::kReduce, piece.tree), step);
+}
+
+void NvlsTreeAllReduce::send_down(std::int32_t node, const Piece& piece) {
   const std::int32_t head = rank(node, piece.head);
   for (const std::int32_t child :
        node_children_[static_cast<std::size_t>(piece.tree)][static_cast<std::size_t>(node)]) {
     send_across(head,
                 transfer(Stage::kDown, rank(child, piece.head), child, piece, piece_bytes(piece)));
   }
-  const Bytes multicast = node_message(piece_bytes(piece), gpus_);
+}
+
+void NvlsTreeAllReduce::multicast(std::int32_t node, const Piece& piece) {
+  const std::int32_t head = rank(node, piece.head);
+  const Bytes share = node_message(piece_bytes(piece), gpus_);
   std::vector<StepTransfer> copies;
   for (std::int32_t gpu = 0; gpu < gpus_; ++gpu) {
     if (gpu != piece.head) {
-      copies.push_back(transfer(Stage::kMulticast, rank(node, gpu), node, piece, multicast));
+      copies.push_back(transfer(Stage::kMulticast, rank(node, gpu), node, piece, share));
       copies.back().steps = steps_.loops_in(piece.chunk);
     }
   }

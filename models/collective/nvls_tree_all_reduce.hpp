@@ -10,6 +10,10 @@
 // - multicast: GPU h writes the summed slice to the switch's multicast address, which copies it to
 //   the node's other GPUs.
 // Each slice is cut into NCCL's loops (nvls_loops.hpp), which flow through the stages pipelined.
+// Below the root of a tree the reduce and the multicast are warp groups of their own; at the root
+// the same warps read the shares, add the children's sums and multicast, as NVLS's do in one node
+// (NCCL 2.26.2, src/device/all_reduce.h), so the root's step for a loop starts once its children's
+// sums are in and carries both stages' traffic at once.
 //
 // On NVLink, each GPU's link carries S (G+1)/G each way over the whole, as NvlsAllReduce explains;
 // the switch's reduce loads a GPU's send direction with its whole data and its receive direction
@@ -67,14 +71,20 @@ class NvlsTreeAllReduce final : public CollectiveAlgorithm {
   // One of the pieces a node's head waits for has come in: a GPU's share through the switch, or a
   // child node's sum. With all of them it sends the sum up, or at the root turns it down.
   void count_toward_sum(std::int32_t node, const Piece& piece);
-  // The node's head holds the piece summed over every node: down the tree and out to its GPUs.
-  void spread(std::int32_t node, const Piece& piece);
+  [[nodiscard]] bool is_root(std::int32_t node, std::int32_t tree) const;
+  // The root's head has its own share and its children's: one step of its reduce warps reads the
+  // other GPUs' shares through the switch, adds, and multicasts the sum (NCCL's NVLS-Tree kernel,
+  // src/device/all_reduce.h: at the root the same warps reduce and multicast).
+  void root_step(std::int32_t node, const Piece& piece);
+  // The node's head holds the piece summed over every node: down the tree, and out to its GPUs.
+  void send_down(std::int32_t node, const Piece& piece);
+  void multicast(std::int32_t node, const Piece& piece);
   // The stages inside a node, the reduce and the multicast of each tree, are warp groups of their
   // own on every GPU, a loop a step (send_step). Between nodes NCCL's proxy keeps up to
   // NCCL_STEPS sends in flight for the warp group that fills them, so the handshake there overlaps
   // the transfers (send_across).
   [[nodiscard]] static std::uint32_t group(Stage stage, std::int32_t tree);
-  void send_across(std::int32_t from, const StepTransfer& transfer);
+  void send_across(std::int32_t from, StepTransfer transfer);
   [[nodiscard]] StepTransfer transfer(Stage stage, std::int32_t to, std::int32_t node,
                                       const Piece& piece, Bytes bytes) const;
 
@@ -84,6 +94,8 @@ class NvlsTreeAllReduce final : public CollectiveAlgorithm {
   SimulatedSteps steps_;
   std::vector<std::vector<std::int32_t>> node_parents_;                // [tree][node]
   std::vector<std::vector<std::vector<std::int32_t>>> node_children_;  // [tree][node]
+  // How many transfers of its step the root's head still waits for, [node * pieces + piece].
+  std::vector<std::int32_t> root_step_missing_;
   // How many of the inputs to its sum each node's head still waits for, [node * pieces + piece].
   std::vector<std::int32_t> inputs_missing_;
 };

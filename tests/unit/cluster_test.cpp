@@ -280,25 +280,30 @@ TEST_CASE("a collective inside one server costs NCCL's choice, as nccl-tests tim
 
 // NVLS-Tree, NCCL's choice for large all-reduces across H100 nodes: each node's NVSwitch sums and
 // multicasts, so NVLink carries S (n+1)/n each way as NVLS does in one node, at NCCL's NVLS
-// efficiency (0.85 of 370.8 GB/s): 1 GiB in 3.8326 ms after NCCL's 23 us NVLS latency, and less
-// than one of NCCL's 16 MiB loops (60 us at that rate) later for the pipeline's fill, the switch
-// hops and the steps' handshakes. Across two nodes each NIC carries S/8 each way (its slice goes up
-// one tree and comes down the other) where a ring sends 2 (15/16) S/8, so NVLink bounds it: busbw
-// 2 (15/16) S / t = 522 GB/s, above the NICs' 8 x 50 GB/s, as NCCL's 469 GB/s measured on such
-// nodes (NVIDIA/nccl-tests issue 309) is. Over 4 nodes a node with two children in one tree sends
-// S/4 through each NIC, 8/31 more than a ring's 2 (31/32) S/8: the NICs bound it, and it takes
-// that much longer than the ring, plus under 4% for the trees' pipeline fill and network steps.
-TEST_CASE("NVLS-Tree across H100 nodes: NVLink-bound above the NICs' rate on 2, NIC-bound on 4") {
+// efficiency (0.85 of 370.8 GB/s): 1 GiB takes at least 3.8326 ms after NCCL's 23 us NVLS latency.
+// Each node heads the root of one of the two shifted trees, and there the same warps read the
+// node's shares through the switch and multicast the sum, one of NCCL's 16 MiB loops a step: the
+// steps of NVLS in one node, which set the pace: within 1% of NVLS's 1 GiB on one node. Across two
+// nodes each NIC carries S/8 each way (its slice goes up one tree and comes down the other) where
+// a ring sends 2 (15/16) S/8, so busbw = 2 (15/16) S / t = 495 GB/s, above the NICs' 8 x 50 GB/s,
+// as NCCL's 469 GB/s measured on such nodes (NVIDIA/nccl-tests issue 309) is. Over 4 nodes a node
+// with two children in one tree sends S/4 through each NIC, 8/31 more than a ring's 2 (31/32) S/8:
+// the NICs bound it, and it takes that much longer than the ring, plus under 6% for the trees'
+// pipeline fill, the root's steps and the network steps.
+TEST_CASE("NVLS-Tree across H100 nodes: at NVLS's pace above the NICs' rate on 2, NIC-bound on 4") {
   const Bytes size(std::int64_t{1} << 30);
   const Duration two = timed(h100_servers(2), CollectiveOp::kAllReduce, size,
                              NcclAlgorithm::kNvlsTree, NcclProtocol::kSimple);
   const double nvlink_ps = 9.0 / 8.0 * 1073741824.0 / (0.85 * 370.8e9) * 1e12;
   CHECK(static_cast<double>(two.ps()) > nvlink_ps + 23e6);
-  CHECK(static_cast<double>(two.ps()) < nvlink_ps / 64 + nvlink_ps + 23e6);
+  const Duration nvls = timed(h100_servers(1), CollectiveOp::kAllReduce, size, NcclAlgorithm::kNvls,
+                              NcclProtocol::kSimple);
+  CHECK(static_cast<double>(two.ps()) ==
+        doctest::Approx(static_cast<double>(nvls.ps())).epsilon(0.01));
   const double busbw = 1073741824.0 / (static_cast<double>(two.ps()) * 1e-12) * 1e-9 *
                        bus_bandwidth_factor(CollectiveOp::kAllReduce, 16);
-  CHECK(busbw > 1.25 * 400.0);
-  CHECK(busbw > 1.3 * all_reduce_busbw(2, size));
+  CHECK(busbw > 1.2 * 400.0);
+  CHECK(busbw > 1.25 * all_reduce_busbw(2, size));
 
   const double four = static_cast<double>(timed(h100_servers(4), CollectiveOp::kAllReduce, size,
                                                 NcclAlgorithm::kNvlsTree, NcclProtocol::kSimple)
@@ -308,7 +313,7 @@ TEST_CASE("NVLS-Tree across H100 nodes: NVLink-bound above the NICs' rate on 2, 
                                               .ps());
   const double nic_bound = ring * (1.0 / 4.0) / (2.0 * 31.0 / 32.0 / 8.0);
   CHECK(four > nic_bound);
-  CHECK(four < 1.04 * nic_bound);
+  CHECK(four < 1.06 * nic_bound);
 }
 
 // LL runs at NCCL's llMaxBw, its steps between nodes paced by the proxy threads: each channel's
