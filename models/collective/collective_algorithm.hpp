@@ -7,7 +7,9 @@
 // gpus_per_node), the network's otherwise. Without a protocol it is the bare transfers: what the
 // fabric alone costs. The algorithms (ring: ring_collective.hpp, tree: tree_all_reduce.hpp, NVLS:
 // nvls_all_reduce.hpp, NVLS-Tree: nvls_tree_all_reduce.hpp) say what a rank sends when it joins
-// and what an arrival sets off.
+// and what an arrival sets off. Two of NCCL's mechanisms are theirs to use: the steps of a warp
+// group, which moves one step's data at a time (send_step), and PXN's relay of a transfer across
+// rails over NVLink (send_rail_local).
 #pragma once
 
 #include <cstdint>
@@ -37,9 +39,9 @@ struct ProtocolOverheads {
   NcclProtocol protocol = NcclProtocol::kSimple;
   std::int32_t gpus_per_node = 1;
   // The most data one of the algorithm's streams (a ring's channel, a tree) moves per second
-  // between nodes, and inside one, however fast the wire (the protocol's ceiling, as
-  // ll_bus_bandwidth_ceiling): the transfers a rank sends another on one queue pair are paced one
-  // after the other at this rate, and each is noticed no sooner than its pacing ends.
+  // between nodes, however fast the wire (the protocol's ceiling, as ll_bus_bandwidth_ceiling):
+  // the transfers a rank sends another on one queue pair are paced one after the other at this
+  // rate, and each is noticed no sooner than its pacing ends.
   std::optional<BitRate> network_stream_ceiling;
   // The least a step inside a node costs beyond the wire: a ring that crosses nodes still has
   // every step wait on NCCL's proxy (ring_step_overhead).
@@ -168,8 +170,7 @@ class CollectiveAlgorithm : public Collective, public MessageListener {
   std::unordered_map<std::uint64_t, InFlight> in_flight_;  // by message id; never iterated
   // When each paced stream is next free; never iterated.
   std::unordered_map<QueuePairKey, Time, QueuePairKeyHash> stream_paced_until_;
-  std::vector<std::vector<Waiting>> waiting_for_;  // by receiving rank
-
+  std::vector<std::vector<Waiting>> waiting_for_;                      // by receiving rank
   std::unordered_map<std::uint64_t, std::int32_t> step_stream_index_;  // by (from, group)
   std::vector<StepStream> step_streams_;
   std::vector<Waiting> relays_;  // PXN's second legs, waiting for the first to be ready

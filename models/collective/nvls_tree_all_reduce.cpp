@@ -107,7 +107,6 @@ void NvlsTreeAllReduce::launch(std::int32_t rank) {
         } else if (!root) {
           step.push_back(transfer(Stage::kReduce, this->rank(node, head), node, piece,
                                   node_message(piece_bytes(piece), gpus_)));
-          step.back().steps = steps_.loops_in(chunk);
         }
       }
       send_step(rank, group(Stage::kReduce, tree), step);
@@ -115,9 +114,7 @@ void NvlsTreeAllReduce::launch(std::int32_t rank) {
   }
 }
 
-void NvlsTreeAllReduce::send_across(std::int32_t from, StepTransfer transfer) {
-  transfer.steps =
-      steps_.loops_in(piece_at(static_cast<std::int32_t>(transfer.tag & 0xffffffff)).chunk);
+void NvlsTreeAllReduce::send_across(std::int32_t from, const StepTransfer& transfer) {
   send(transfer, from);
 }
 
@@ -133,7 +130,7 @@ NvlsTreeAllReduce::StepTransfer NvlsTreeAllReduce::transfer(Stage stage, std::in
                             static_cast<std::uint64_t>(piece_index(piece));
   const auto queue_pair = static_cast<std::uint32_t>(piece.tree) +
                           (stage == Stage::kMulticast ? kMulticastQueuePairs : 0);
-  return StepTransfer{to, bytes, queue_pair, tag};
+  return StepTransfer{to, bytes, queue_pair, tag, steps_.loops_in(piece.chunk)};
 }
 
 void NvlsTreeAllReduce::arrived(const Message& /*message*/, Time ready, std::uint64_t tag) {
@@ -203,7 +200,6 @@ void NvlsTreeAllReduce::root_step(std::int32_t node, const Piece& piece) {
     step.back().from = rank(node, gpu);
     step.push_back(transfer(Stage::kMulticast, rank(node, gpu), node, piece, share));
   }
-  for (StepTransfer& t : step) t.steps = steps_.loops_in(piece.chunk);
   send_step(head, group(Stage::kReduce, piece.tree), step);
 }
 
@@ -223,7 +219,6 @@ void NvlsTreeAllReduce::multicast(std::int32_t node, const Piece& piece) {
   for (std::int32_t gpu = 0; gpu < gpus_; ++gpu) {
     if (gpu != piece.head) {
       copies.push_back(transfer(Stage::kMulticast, rank(node, gpu), node, piece, share));
-      copies.back().steps = steps_.loops_in(piece.chunk);
     }
   }
   send_step(head, group(Stage::kMulticast, piece.tree), copies);

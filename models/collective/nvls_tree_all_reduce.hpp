@@ -81,10 +81,11 @@ class NvlsTreeAllReduce final : public CollectiveAlgorithm {
   void multicast(std::int32_t node, const Piece& piece);
   // The stages inside a node, the reduce and the multicast of each tree, are warp groups of their
   // own on every GPU, a loop a step (send_step). Between nodes NCCL's proxy keeps up to
-  // NCCL_STEPS sends in flight for the warp group that fills them, so the handshake there overlaps
-  // the transfers (send_across).
+  // NCCL_STEPS sends in flight for the warp group that fills them, so there a loop's transfer
+  // leaves without waiting for the one before (send_across), though each still takes its step
+  // latency. A transfer carries the loops of its piece (SimulatedSteps) and their latencies.
   [[nodiscard]] static std::uint32_t group(Stage stage, std::int32_t tree);
-  void send_across(std::int32_t from, StepTransfer transfer);
+  void send_across(std::int32_t from, const StepTransfer& transfer);
   [[nodiscard]] StepTransfer transfer(Stage stage, std::int32_t to, std::int32_t node,
                                       const Piece& piece, Bytes bytes) const;
 
