@@ -178,10 +178,16 @@ std::unique_ptr<Collective> JobCommunicators::collective(std::int32_t group_id, 
         protocol_cost(NcclProtocol::kSimple, NcclAlgorithm::kRing).base_latency, group.cost.alpha,
         kJobQueuePairs);
   } else {
+    // Every step of a ring across nodes waits at least on NCCL's proxy, as in nccl-tests.
+    const bool amd_cpus = spec_.servers && spec_.servers->cpu == CpuVendor::kAmd;
     made = std::make_unique<RingCollective>(
         sim_, network_of(group),
         rail_aligned_rings(group.nodes, group.gpus_per_node, group.gpus_per_node), op, size,
-        ProtocolOverheads{NcclProtocol::kSimple, group.gpus_per_node, {}, {}}, kJobQueuePairs);
+        ProtocolOverheads{NcclProtocol::kSimple,
+                          group.gpus_per_node,
+                          {},
+                          ring_step_overhead(NcclProtocol::kSimple, group.nodes, amd_cpus)},
+        kJobQueuePairs);
   }
   finish_on(*made, group, std::move(finished));
   return made;

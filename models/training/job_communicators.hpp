@@ -2,10 +2,11 @@
 // pipeline-parallel groups) and the collectives it runs on them. A collective either runs on the
 // cluster's network as NCCL's ring (at packet level step by step, ring_collective.hpp; at flow
 // level as a fluid, one stream per link, fluid_ring.hpp) or a send/receive pair
-// (point_to_point.hpp), so that it shares NICs and the fabric with everything else, or is priced by
-// a price (priced_collective.hpp). A group whose members all sit on one server, where the
-// non-blocking NVSwitch leaves nothing to contend with, pays what `lockstep nccl-tests` times for
-// it there: NCCL's choice of algorithm and protocol for the size, NVLS and LL included
+// (point_to_point.hpp), so that it shares NICs and the fabric with everything else, or is priced
+// (priced_collective.hpp). At packet level each step of a ring across servers waits at least on
+// NCCL's proxy (ring_step_overhead), as in nccl-tests. A group whose members all sit on one server,
+// where the non-blocking NVSwitch leaves nothing to contend with, pays what `lockstep nccl-tests`
+// times for it there: NCCL's choice of algorithm and protocol for the size, NVLS and LL included
 // (node_collective_times.hpp). On the analytic network level a group across servers pays the
 // ring's alpha-beta formula, whose figures come from the machine: the path's cable delays and the
 // NIC's rate (halved for a NIC reached through host memory, capped at the socket stack's throughput
