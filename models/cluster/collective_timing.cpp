@@ -6,6 +6,7 @@
 #include <string>
 
 #include "models/collective/channel_rings.hpp"
+#include "models/collective/collnet_direct_all_reduce.hpp"
 #include "models/collective/communicator.hpp"
 #include "models/collective/double_binary_tree.hpp"
 #include "models/collective/hierarchical_all_reduce.hpp"
@@ -63,8 +64,7 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
       throw std::invalid_argument(
           algorithm == NcclAlgorithm::kNvls
               ? "NVLS needs one node whose NVSwitch reduces (dgx-h100, dgx-h200), with at least "
-                "two of its GPUs; across nodes it needs CollNet, which lockstep does not model "
-                "(NVLSTree runs there)"
+                "two of its GPUs; across nodes NVLSTree runs there"
               : "NVLSTree needs two or more nodes whose NVSwitches reduce (dgx-h100, dgx-h200), "
                 "with at least two GPUs of the communicator on each");
     }
@@ -72,6 +72,11 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
       throw std::invalid_argument(std::string(algorithm_name(algorithm)) +
                                   " runs with the Simple protocol only");
     }
+  }
+  if (algorithm == NcclAlgorithm::kCollNetDirect &&
+      (nodes < 2 || protocol != NcclProtocol::kSimple)) {
+    throw std::invalid_argument(
+        "CollNetDirect runs across two or more nodes, with the Simple protocol only");
   }
   Simulator sim;
   DiscardingBackend discard;
@@ -111,6 +116,13 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
   } else if (algorithm == NcclAlgorithm::kNvlsTree) {
     // GPU h of every node talks to GPU h of the others over the fabric.
     for (std::int32_t r = 0; r < ranks; ++r) check_reachable(r, (r + gpus) % ranks);
+  } else if (algorithm == NcclAlgorithm::kCollNetDirect) {
+    // GPU h of every node reaches the switch that GPU h of every other node reaches.
+    for (std::int32_t r = 0; r < ranks; ++r) {
+      for (std::int32_t other = r % gpus; other < ranks; other += gpus) {
+        if (other != r) check_reachable(r, other);
+      }
+    }
   } else if (algorithm == NcclAlgorithm::kTree) {
     for (const std::vector<std::int32_t>& parents : trees) {
       for (std::size_t r = 0; r < parents.size(); ++r) {
@@ -155,6 +167,10 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
     case NcclAlgorithm::kHierarchical:
       collective =
           std::make_unique<HierarchicalAllReduce>(sim, *network, nodes, gpus, size, overheads);
+      break;
+    case NcclAlgorithm::kCollNetDirect:
+      collective =
+          std::make_unique<CollNetDirectAllReduce>(sim, *network, nodes, gpus, size, overheads);
       break;
   }
   // Periodic sampling keeps a packet network busy forever, so the run stops at the collective's

@@ -10,7 +10,8 @@ std::vector<std::pair<NcclAlgorithm, NcclProtocol>> runnable_pairs(
   for (const NcclAlgorithm a : algorithms) {
     if (a != NcclAlgorithm::kRing && op != CollectiveOp::kAllReduce) continue;
     if (!switch_algorithm_available(a, switch_reduces, nodes, gpus_per_node)) continue;
-    const bool simple_only = a == NcclAlgorithm::kNvls || a == NcclAlgorithm::kNvlsTree;
+    const bool simple_only = a == NcclAlgorithm::kNvls || a == NcclAlgorithm::kNvlsTree ||
+                             a == NcclAlgorithm::kCollNetDirect;
     for (const NcclProtocol p : protocols) {
       if (!simple_only || p == NcclProtocol::kSimple) out.emplace_back(a, p);
     }
@@ -26,6 +27,8 @@ bool switch_algorithm_available(NcclAlgorithm algorithm, bool switch_reduces, st
       return nvls_runs && nodes == 1;
     case NcclAlgorithm::kNvlsTree:
       return nvls_runs && nodes > 1;
+    case NcclAlgorithm::kCollNetDirect:
+      return nodes > 1;  // the switches reduce across nodes
     case NcclAlgorithm::kRing:
     case NcclAlgorithm::kTree:
     case NcclAlgorithm::kHierarchical:

@@ -50,6 +50,9 @@ ProtocolCost protocol_cost(NcclProtocol protocol, NcclAlgorithm algorithm) {
   if (algorithm == NcclAlgorithm::kNvls) {
     return {1.0, 0.85, Duration::ns(25'000), {}, Duration::ns(2'800)};
   }
+  if (algorithm == NcclAlgorithm::kCollNetDirect) {
+    return {1.0, 1.0, Duration(), Duration::ns(28'300), Duration::ns(3'100)};
+  }
   if (algorithm == NcclAlgorithm::kNvlsTree) {
     return {1.0, 0.85, Duration::ns(23'000), Duration::ns(11'300), Duration::ns(2'800)};
   }
@@ -110,25 +113,30 @@ std::string_view algorithm_name(NcclAlgorithm algorithm) {
       return "NVLSTree";
     case NcclAlgorithm::kHierarchical:
       return "Hierarchical";
+    case NcclAlgorithm::kCollNetDirect:
+      return "CollNetDirect";
   }
   return "Ring";
 }
 
 std::optional<NcclAlgorithm> algorithm_named(std::string_view name) {
-  for (const NcclAlgorithm a : {NcclAlgorithm::kRing, NcclAlgorithm::kTree, NcclAlgorithm::kNvls,
-                                NcclAlgorithm::kNvlsTree, NcclAlgorithm::kHierarchical}) {
+  for (const NcclAlgorithm a :
+       {NcclAlgorithm::kRing, NcclAlgorithm::kTree, NcclAlgorithm::kNvls, NcclAlgorithm::kNvlsTree,
+        NcclAlgorithm::kHierarchical, NcclAlgorithm::kCollNetDirect}) {
     if (same_ignoring_case(name, algorithm_name(a))) return a;
   }
   return std::nullopt;
 }
 
-std::optional<std::vector<NcclAlgorithm>> allowed_algorithms(std::string_view spec) {
+std::optional<std::vector<NcclAlgorithm>> allowed_algorithms(std::string_view spec, bool collnet) {
+  std::vector defaults{NcclAlgorithm::kRing, NcclAlgorithm::kTree, NcclAlgorithm::kNvls,
+                       NcclAlgorithm::kNvlsTree};
+  if (collnet) defaults.push_back(NcclAlgorithm::kCollNetDirect);
   return allowed(spec,
                  std::vector{NcclAlgorithm::kRing, NcclAlgorithm::kTree, NcclAlgorithm::kNvls,
-                             NcclAlgorithm::kNvlsTree, NcclAlgorithm::kHierarchical},
-                 std::vector{NcclAlgorithm::kRing, NcclAlgorithm::kTree, NcclAlgorithm::kNvls,
-                             NcclAlgorithm::kNvlsTree},
-                 algorithm_named);
+                             NcclAlgorithm::kNvlsTree, NcclAlgorithm::kHierarchical,
+                             NcclAlgorithm::kCollNetDirect},
+                 defaults, algorithm_named);
 }
 
 std::optional<std::vector<NcclProtocol>> allowed_protocols(std::string_view spec) {

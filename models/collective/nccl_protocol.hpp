@@ -24,6 +24,9 @@
 // between nodes (hwLat NET), of which the network model carries LL's 2.7: 11.3 us beyond the wire.
 // Inside a node its loops are steps as NVLS's. Its transfers inside a node go through the switch
 // at NVLS's efficiency; those between nodes are Simple's, at the NIC's full goodput.
+// CollNet Direct (collnet_direct_all_reduce.hpp), Simple only: no base latency; NCCL's hwLat for it
+// is 3.7 us over NVLink (issue NVIDIA/nccl#1334's table, 2.19 on) and 31 us for the network's
+// reduction (2.23 on), charged beyond the wire: 3.1 and 28.3 us.
 #pragma once
 
 #include <optional>
@@ -37,7 +40,9 @@ namespace lockstep {
 enum class NcclProtocol { kLL, kLL128, kSimple };
 // kHierarchical is lockstep's textbook two-level all-reduce (hierarchical_all_reduce.hpp), not
 // one of NCCL's: it is charged the ring's costs and only runs when named.
-enum class NcclAlgorithm { kRing, kTree, kNvls, kNvlsTree, kHierarchical };
+// kCollNetDirect is NCCL's all-reduce through switches that reduce (InfiniBand SHARP), which NCCL
+// runs only with NCCL_COLLNET_ENABLE=1 (collnet_direct_all_reduce.hpp).
+enum class NcclAlgorithm { kRing, kTree, kNvls, kNvlsTree, kHierarchical, kCollNetDirect };
 
 struct ProtocolCost {
   double data_per_wire_byte = 1.0;
@@ -64,7 +69,7 @@ struct ProtocolCost {
 // less the 0.6 us the NVLink path itself takes (LL's NVLink step). Zero on one node.
 [[nodiscard]] Duration ring_step_overhead(NcclProtocol protocol, std::int32_t nodes, bool amd_cpus);
 
-// NCCL's spellings: "LL", "LL128", "Simple"; "Ring", "Tree", "NVLS", "NVLSTree"
+// NCCL's spellings: "LL", "LL128", "Simple"; "Ring", "Tree", "NVLS", "NVLSTree", "CollNetDirect"
 // (case-insensitive, as NCCL reads them).
 [[nodiscard]] std::string_view protocol_name(NcclProtocol protocol);
 [[nodiscard]] std::optional<NcclProtocol> protocol_named(std::string_view name);
@@ -73,8 +78,10 @@ struct ProtocolCost {
 
 // What NCCL_ALGO and NCCL_PROTO allow, in their syntax: a comma-separated list of names, or "^"
 // followed by names to exclude; empty allows every one (of NCCL's: Hierarchical only when
-// listed). Empty optional for an unknown name.
-[[nodiscard]] std::optional<std::vector<NcclAlgorithm>> allowed_algorithms(std::string_view spec);
+// listed; CollNetDirect only when listed or `collnet` says NCCL_COLLNET_ENABLE=1). Empty optional
+// for an unknown name.
+[[nodiscard]] std::optional<std::vector<NcclAlgorithm>> allowed_algorithms(std::string_view spec,
+                                                                           bool collnet = false);
 [[nodiscard]] std::optional<std::vector<NcclProtocol>> allowed_protocols(std::string_view spec);
 
 }  // namespace lockstep

@@ -199,8 +199,9 @@ int nccl_tests_command(const std::vector<std::string>& args) {
       "GPUDirect RDMA off: every NIC's data goes through host memory")(
       "algo", po::value(&algo_option),
       "Ring, Tree, NVLS, NVLSTree, a list, or ^list to exclude (default: $NCCL_ALGO, else the "
-      "fastest allowed for each size); also Hierarchical, lockstep's two-level all-reduce, when "
-      "named")(
+      "fastest allowed for each size); also CollNetDirect (switches that reduce, InfiniBand "
+      "SHARP) when named or with NCCL_COLLNET_ENABLE=1, and Hierarchical, lockstep's two-level "
+      "all-reduce, when named")(
       "proto", po::value(&proto_option),
       "LL, LL128, Simple, a list, or ^list (default: $NCCL_PROTO, else the fastest allowed)")(
       "launch-overhead", po::value(&launch_overhead_text), launch_overhead_help.c_str())(
@@ -290,10 +291,14 @@ int nccl_tests_command(const std::vector<std::string>& args) {
     problems.push_back("--model " + model + ": flow or packet");
   const std::string algo_text = option_or_environment(algo_option, "NCCL_ALGO");
   const std::string proto_text = option_or_environment(proto_option, "NCCL_PROTO");
-  const std::optional<std::vector<NcclAlgorithm>> algorithms = allowed_algorithms(algo_text);
+  // As NCCL: CollNet joins the choice only with NCCL_COLLNET_ENABLE=1 (switches that reduce).
+  const char* collnet_enable = std::getenv("NCCL_COLLNET_ENABLE");
+  const std::optional<std::vector<NcclAlgorithm>> algorithms = allowed_algorithms(
+      algo_text, collnet_enable != nullptr && std::string(collnet_enable) == "1");
   const std::optional<std::vector<NcclProtocol>> protocols = allowed_protocols(proto_text);
   if (!algorithms)
-    problems.push_back("algorithm " + algo_text + ": Ring, Tree, NVLS, NVLSTree, a list or ^list");
+    problems.push_back("algorithm " + algo_text +
+                       ": Ring, Tree, NVLS, NVLSTree, CollNetDirect, a list or ^list");
   if (!protocols) {
     problems.push_back("protocol " + proto_text + ": LL, LL128, Simple, a list or ^list");
   }

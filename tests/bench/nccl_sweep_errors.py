@@ -39,7 +39,7 @@ TARGETS = [
 
 PRESETS = {"A100": "dgx-a100", "H100": "dgx-h100", "H200": "dgx-h200"}
 
-# NCCL settings whose value is what lockstep does anyway (it has no CollNet; NVLS and RDMA are on).
+# NCCL settings whose value is what lockstep does anyway (CollNet off; NVLS and RDMA on).
 LOCKSTEP_DEFAULTS = {"NCCL_COLLNET_ENABLE": "0", "NCCL_NVLS_ENABLE": "1", "NCCL_IB_DISABLE": "0"}
 
 # nccl-tests prints busbw with two decimals: below 0.1 GB/s the rounding alone is 5% or more.
@@ -50,10 +50,9 @@ PRECISE_BUSBW = 0.1
 NOT_EXPRESSIBLE = [
     (re.compile(r"TCPXO"),
      "GPUDirect-TCPXO over Ethernet: --transport offers only rdma and socket"),
-    # "NVLink SHARP" is NVLS, which lockstep has; in-network (InfiniBand) SHARP is NCCL's CollNet.
-    (re.compile(r"(?<!NVLink )SHARP"),
-     "InfiniBand SHARP (NCCL CollNet): --algo offers Ring, Tree, NVLS, NVLSTree and Hierarchical, "
-     "no CollNet"),
+    (re.compile(r"internally inconsistent"),
+     "the source is internally inconsistent (job size, sizes) and does not print the NICs per "
+     "node"),
     (re.compile(r"untuned", re.IGNORECASE),
      "a misconfigured RoCE fabric (no NCCL_IB_GID_INDEX, one QP per connection): no lockstep "
      "option models NCCL's GID/QP settings"),
@@ -166,6 +165,12 @@ def lockstep_setup(header):
     algo, proto = settings.pop("NCCL_ALGO", None), settings.pop("NCCL_PROTO", None)
     if settings.pop("NCCL_NVLS_ENABLE", None) == "0" and not algo:
         algo = "^NVLS,NVLSTree"  # NCCL_NVLS_ENABLE=0 turns off both
+    # In-network (InfiniBand) SHARP is NCCL's CollNet, which joins NCCL's choice (lockstep's with
+    # NCCL_COLLNET_ENABLE=1); "NVLink SHARP" is NVLS.
+    collnet = (settings.pop("NCCL_COLLNET_ENABLE", None) == "1"
+               or re.search(r"(?<!NVLink )SHARP", hardware + " " + header.get("algorithm_protocol", "")))
+    if collnet and not algo:
+        algo = "Ring,Tree,NVLS,NVLSTree,CollNetDirect"
     if algo:
         args += ["--algo", algo]
     if proto:

@@ -212,6 +212,36 @@ TEST_CASE("NVLS is refused where NCCL would not run it") {
                   std::invalid_argument);
 }
 
+// CollNet Direct: the switches sum the nodes' slices, so each NIC carries S/8 each way however many
+// nodes there are, and inside a node each GPU's link carries its shares out to the heads and the
+// totals in, 2 (7/8) S each way as a ring's: 1 GiB takes 1.75 x 2^30 / 370.8 GB/s = 5.068 ms on
+// NVLink, and no longer on 2, 4 or 8 nodes. Without CollNet enabled it is not NCCL's choice.
+TEST_CASE("CollNet's all-reduce takes as long on 8 nodes as on 2, NVLink-bound") {
+  const Bytes size(std::int64_t{1} << 30);
+  const double nvlink_ps = 1.75 * 1073741824.0 / 370.8e9 * 1e12;
+  for (const std::int32_t nodes : {2, 4, 8}) {
+    const double took =
+        static_cast<double>(timed(h100_servers(nodes), CollectiveOp::kAllReduce, size,
+                                  NcclAlgorithm::kCollNetDirect, NcclProtocol::kSimple)
+                                .ps());
+    CHECK(took == doctest::Approx(nvlink_ps).epsilon(0.002));
+  }
+  const std::vector<NcclAlgorithm> usual = *allowed_algorithms("");
+  CHECK(std::find(usual.begin(), usual.end(), NcclAlgorithm::kCollNetDirect) == usual.end());
+  const std::vector<NcclAlgorithm> enabled = *allowed_algorithms("", true);
+  CHECK(std::find(enabled.begin(), enabled.end(), NcclAlgorithm::kCollNetDirect) != enabled.end());
+  CHECK(runnable_pairs(CollectiveOp::kAllReduce, enabled, *allowed_protocols(""), true, 1, 8)
+            .size() == runnable_pairs(CollectiveOp::kAllReduce, *allowed_algorithms(""),
+                                      *allowed_protocols(""), true, 1, 8)
+                           .size());
+  CHECK_THROWS_AS(timed(h100_servers(2), CollectiveOp::kAllGather, size,
+                        NcclAlgorithm::kCollNetDirect, NcclProtocol::kSimple),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(timed(h100_servers(2), CollectiveOp::kAllReduce, size,
+                        NcclAlgorithm::kCollNetDirect, NcclProtocol::kLL),
+                  std::invalid_argument);
+}
+
 // A rail-only fabric (no spines: rail switch j joins the NICs j of every node) carries an
 // all-to-all only through NCCL's PXN: each GPU's data for the other node goes out of the NIC on
 // the receiver's rail, so NIC j of a node sends S/2 (8 GPUs x S/16) to GPU j of the other node.

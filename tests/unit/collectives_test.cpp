@@ -1,5 +1,6 @@
 // Collectives on the fabric: the ring all-reduce against the alpha-beta model on both backends, the
 // step and message structure of each operation, and a slow link pacing the whole ring.
+#include "models/collective/collnet_direct_all_reduce.hpp"
 #include "models/collective/nvls_all_reduce.hpp"
 #include "models/collective/nvls_loops.hpp"
 #include "models/collective/nvls_tree_all_reduce.hpp"
@@ -232,6 +233,21 @@ TEST_CASE("an NVLS all-reduce moves its loops one after the other, a step each")
   // the step.
   const double loop_ps = 1310720.0 / 0.85 * 1.126 * 8.0 / 100e9 * 1e12 + 2e6 + 2.8e6;
   CHECK(static_cast<double>(one) == doctest::Approx(loop_ps).epsilon(1e-3));
+}
+
+// CollNet Direct over 2 nodes of 2 GPUs, 4,000 B in one chunk per slice: for each of the 2 slices
+// and each node, a share to the head, a part across to the other node's head (the switch's sum)
+// and the total back out: 12 transfers, all of them arriving.
+TEST_CASE("a CollNet all-reduce sums in the node, across the switch and sends the total back") {
+  Fabric fabric(star(4), Backend::kFlow);
+  CollNetDirectAllReduce all_reduce(fabric.sim, *fabric.network, 2, 2, Bytes(4'000));
+  CHECK(all_reduce.transfers() == 12);
+  all_reduce.start();
+  (void)fabric.sim.run();
+  REQUIRE(all_reduce.finished());
+  CHECK(fabric.flows->messages_in_flight() == 0);
+  CHECK_THROWS(CollNetDirectAllReduce(fabric.sim, *fabric.network, 1, 4, Bytes(1)));
+  CHECK_THROWS(CollNetDirectAllReduce(fabric.sim, *fabric.network, 2, 3, Bytes(1)));
 }
 
 // NCCL's PXN: with 2 GPUs per node on 4 ranks, an all-to-all's transfer from a GPU to the other
