@@ -409,9 +409,10 @@ int nccl_tests_command(const std::vector<std::string>& args) {
                      layout.gpus_per_node);
   if (pairs.empty()) {
     std::cerr << "lockstep nccl-tests: no allowed algorithm and protocol run " << op_name
-              << " here (Tree, NVLS, NVLSTree and Hierarchical run all_reduce only; NVLS and "
-                 "NVLSTree need Simple and two or more GPUs per dgx-h100 or dgx-h200 node, NVLS "
-                 "on one node, NVLSTree across several)\n";
+              << " here (Tree, NVLS, NVLSTree, CollNetDirect and Hierarchical run all_reduce "
+                 "only; NVLS, NVLSTree and CollNetDirect need Simple; NVLS and NVLSTree two or "
+                 "more GPUs per dgx-h100 or dgx-h200 node, NVLS on one node, NVLSTree and "
+                 "CollNetDirect across several)\n";
     return exit_code::kBadInput;
   }
   if (gpus_per_thread > ranks) {
