@@ -33,7 +33,7 @@ void NvlsAllReduce::launch(std::int32_t rank) {
 }
 
 void NvlsAllReduce::arrived(const Message& /*message*/, Time /*ready*/, std::uint64_t /*tag*/) {
-  // One step: the switch's reduction is done when the data is in.
+  // The switch's reduction of a loop is done when its data is in; send_step starts the next.
 }
 
 }  // namespace lockstep

@@ -8,8 +8,8 @@ namespace {
 
 constexpr std::int64_t kKiB = 1024;
 constexpr std::int64_t kNvlsChunk = 128 * kKiB;  // NCCL_NVLS_CHUNKSIZE
-constexpr std::int64_t kNvlsTreeMaxChunkFrom4 =
-    64 * kKiB;  // NCCL_NVLSTREE_MAX_CHUNKSIZE, nNodes >= 4
+// NCCL_NVLSTREE_MAX_CHUNKSIZE's default from four nodes on.
+constexpr std::int64_t kNvlsTreeMaxChunkFrom4 = 64 * kKiB;
 
 // calcCollChunking's step: below `times` concurrent chunks, a chunk above `down_to` becomes it.
 std::int64_t cut(std::int64_t chunk, std::int64_t channel_bytes, std::int64_t concurrent,
