@@ -15,11 +15,30 @@ constexpr std::int64_t kBytesPerQuantum = 512 / 8;
 EgressPort::EgressPort(Simulator& sim, BitRate rate, Duration delay, PortOwner& owner,
                        DepartureNotice notice, std::uint16_t index)
     : link_(sim, delay),
+      owner_(owner),
       index_(index),
       notice_(notice),
       ps_per_byte_(whole_ps_per_byte(rate)),
-      owner_(owner),
       rate_(rate) {}
+
+void EgressPort::look_ahead_for_departures(Simulator& sim) {
+  sim.look_ahead_for<&EgressPort::finish_transmission>(&EgressPort::look_ahead,
+                                                       &EgressPort::last_look);
+}
+
+void EgressPort::last_look(void* port, std::uint64_t /*expected_next*/) {
+  const auto* self = static_cast<const EgressPort*>(port);
+  if ((self->nonempty_ & kControlBit) != 0) __builtin_prefetch(self->control_.front());
+  self->owner_.prefetch_departure_through(self->index_);
+}
+
+void EgressPort::look_ahead(void* port, std::uint64_t expected_next) {
+  const auto* self = static_cast<const EgressPort*>(port);
+  const auto* next = reinterpret_cast<const Packet*>(expected_next);
+  __builtin_prefetch(reinterpret_cast<const char*>(self) + 64);
+  if (next != nullptr && !is_control(next->kind)) __builtin_prefetch(&self->data_[next->priority]);
+  self->owner_.prefetch_departure(next, self->index_);
+}
 
 void EgressPort::enqueue(Packet* packet) {
   if (halted_ && lost_ != nullptr) [[unlikely]] {

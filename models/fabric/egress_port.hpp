@@ -62,6 +62,11 @@ class PortOwner {
   // it: the owner may mark it congestion-experienced (ECN at dequeue).
   virtual void on_congested_departure(Packet& /*packet*/, std::uint16_t /*port*/,
                                       std::int64_t /*queue_bytes*/) {}
+  // A transmission on `port` ends soon and `expected_next` (if any, in cache) should follow it:
+  // fetch what hearing of a departure there will touch.
+  virtual void prefetch_departure(const Packet* /*expected_next*/, std::uint16_t /*port*/) const {}
+  // Later, once what prefetch_departure fetched has landed: one step further through it.
+  virtual void prefetch_departure_through(std::uint16_t /*port*/) const {}
 };
 
 class alignas(64) EgressPort {
@@ -95,6 +100,11 @@ class alignas(64) EgressPort {
     __builtin_prefetch(reinterpret_cast<const char*>(this) + 64);
     __builtin_prefetch(&data_[static_cast<std::size_t>(traffic_class)]);
   }
+
+  // The event loop's second look at the end of a transmission a few events ahead
+  // (Simulator::look_ahead_for): the port's first line and the packet expected next are in cache
+  // by then; the rest of the port and what its owner will touch are fetched.
+  static void look_ahead_for_departures(Simulator& sim);
 
   // From now on the owner hears of every data packet that leaves more than `bytes` behind it in its
   // class's queue (on_congested_departure). Never, unless called.
@@ -174,24 +184,29 @@ class alignas(64) EgressPort {
   void start_next();
   // `expected_next` is only fetched ahead by the event loop: the head of the queue served last.
   void finish_transmission(const Packet* expected_next);
+  static void look_ahead(void* port, std::uint64_t expected_next);
+  // And the last: a control frame queued since then goes first.
+  static void last_look(void* port, std::uint64_t expected_next);
   void on_pause_expired(std::uint64_t traffic_class);
   [[nodiscard]] Packet* next_packet();
   [[nodiscard]] bool transmitting() const { return busy_until_ > sim().now(); }
   // What is sent counts as what a queue took in less what it still holds and what is leaving it.
   [[nodiscard]] bool leaving(const PacketFifo& fifo) const;
 
-  // First cache line: the link and the transmission in progress.
+  // First cache line: the link, and who the port tells (read by the look ahead, which can wait for
+  // no other line).
   Link link_;
-  Departure in_transmission_;
+  PortOwner& owner_;
   std::uint16_t index_;
   DepartureNotice notice_;
   bool finish_pending_ = false;  // an event is due when the wire frees
   bool halted_ = false;          // down, or at rate 0: nothing starts
   std::uint16_t nonempty_ = 0;   // bit c set when data_[c] holds packets; kControlBit for control_
-  // Second: the rest of what every packet touches, and the control queue.
+  // Second: the transmission in progress, the rest of what every packet touches, and the control
+  // queue.
+  Departure in_transmission_;
   Time busy_until_;           // the last bit of the packet in transmission leaves then
   std::int64_t ps_per_byte_;  // whole_ps_per_byte(rate_)
-  PortOwner& owner_;
   PacketFifo control_;
   // Then one line per data class.
   std::array<Queue, kTrafficClasses> data_;

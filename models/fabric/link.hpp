@@ -9,6 +9,7 @@
 // meet they are served by priority even at a tie.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "models/fabric/packet.hpp"
@@ -23,6 +24,9 @@ class PacketReceiver {
   virtual void receive(Packet* packet, std::uint16_t ingress_port) = 0;
   // `packet` will arrive soon: fetch what receiving it will touch.
   virtual void prefetch_for(const Packet& /*packet*/, std::uint16_t /*ingress_port*/) const {}
+  // How many cache lines from its start prefetch_for() and receive() read first: fetched before
+  // prefetch_for() is called, which could otherwise wait on them (at scale the receiver is cold).
+  [[nodiscard]] virtual std::uint8_t hot_lines() const { return 1; }
 };
 
 class Link {
@@ -35,18 +39,21 @@ class Link {
   void connect(PacketReceiver& receiver, std::uint16_t receiver_port) {
     receiver_ = &receiver;
     receiver_port_ = receiver_port;
+    receiver_hot_lines_ = receiver.hot_lines();
   }
 
   [[nodiscard]] Simulator& simulator() const { return sim_; }
 
-  // The event loop's second look at an arrival a few events ahead (Simulator::look_ahead_for):
-  // the link and its packet are in cache by then, the receiver's state is fetched.
-  static void look_ahead(void* link, std::uint64_t packet) {
-    const auto* self = static_cast<const Link*>(link);
-    self->receiver_->prefetch_for(*reinterpret_cast<const Packet*>(packet), self->receiver_port_);
-  }
-  static void look_ahead_for_arrivals(Simulator& sim) {
-    sim.look_ahead_for<&Link::arrive>(&Link::look_ahead);
+  // The event loop's looks at an arrival a few events ahead (Simulator::look_ahead_for): the link
+  // and its packet are in cache by the first, which has the receiver fetch what it will touch for
+  // the packet. When the receivers are cold too (a fabric larger than the cache), the first look
+  // fetches the receiver and a later one has it fetch the rest.
+  static void look_ahead_for_arrivals(Simulator& sim, bool receivers_cold) {
+    if (receivers_cold) {
+      sim.look_ahead_for<&Link::arrive>(&Link::fetch_receiver, &Link::fetch_for_packet);
+    } else {
+      sim.look_ahead_for<&Link::arrive>(&Link::fetch_for_packet);
+    }
   }
   [[nodiscard]] PacketReceiver* receiver() const { return receiver_; }
   [[nodiscard]] std::uint16_t receiver_port() const { return receiver_port_; }
@@ -83,6 +90,18 @@ class Link {
                                           packet);
   }
 
+  static void fetch_receiver(void* link, std::uint64_t /*packet*/) {
+    const auto* self = static_cast<const Link*>(link);
+    const auto* receiver = reinterpret_cast<const char*>(self->receiver_);
+    for (std::uint8_t line = 0; line < self->receiver_hot_lines_; ++line) {
+      __builtin_prefetch(receiver + std::ptrdiff_t{64} * line);
+    }
+  }
+  static void fetch_for_packet(void* link, std::uint64_t packet) {
+    const auto* self = static_cast<const Link*>(link);
+    self->receiver_->prefetch_for(*reinterpret_cast<const Packet*>(packet), self->receiver_port_);
+  }
+
   void arrive(Packet* packet) {
     head_ = packet->next;
     if (head_ != nullptr) {
@@ -98,6 +117,7 @@ class Link {
   Duration delay_;
   PacketReceiver* receiver_ = nullptr;
   std::uint16_t receiver_port_ = 0;
+  std::uint8_t receiver_hot_lines_ = 0;
   Packet* head_ = nullptr;
   Packet* tail_ = nullptr;
 };

@@ -85,9 +85,28 @@ void Switch::mark(Packet& packet, EgressPort& port, std::int64_t queue_bytes) {
 
 void Switch::prefetch_for(const Packet& packet, std::uint16_t ingress_port) const {
   ports_[packet.next_egress].prefetch(packet.priority);
+  // receive() reads the next switch's port from the path: at thousands of flows their paths are
+  // as cold as the packets.
+  __builtin_prefetch(packet.route_ahead);
   if (is_control(packet.kind)) return;
   buffer_.prefetch(ingress_port, packet.priority);
   __builtin_prefetch(&xoff_sent_[slot(ingress_port, packet.priority)]);
+}
+
+std::uint8_t Switch::hot_lines() const {
+  // Up to the per-port PFC state; the configuration and the buffer lie before it.
+  const auto* start = reinterpret_cast<const char*>(static_cast<const PacketReceiver*>(this));
+  const auto* end = reinterpret_cast<const char*>(&xoff_sent_ + 1);
+  const auto misalignment =
+      static_cast<std::ptrdiff_t>(reinterpret_cast<std::uintptr_t>(start) % 64);
+  return static_cast<std::uint8_t>((end - start + misalignment + 63) / 64);
+}
+
+void Switch::prefetch_departure(const Packet* expected_next, std::uint16_t /*port*/) const {
+  // The packet expected next frees its share of the buffer as it starts (at dequeue).
+  if (expected_next == nullptr || is_control(expected_next->kind)) return;
+  buffer_.prefetch(expected_next->ingress_port, expected_next->priority);
+  __builtin_prefetch(&xoff_sent_[slot(expected_next->ingress_port, expected_next->priority)]);
 }
 
 void Switch::on_departure(const Departure& departure, std::uint16_t /*port*/) {

@@ -31,7 +31,9 @@ class Switch final : public PacketReceiver, public PortOwner {
 
   void receive(Packet* packet, std::uint16_t ingress_port) override;
   void prefetch_for(const Packet& packet, std::uint16_t ingress_port) const override;
+  [[nodiscard]] std::uint8_t hot_lines() const override;
   void on_departure(const Departure& departure, std::uint16_t port) override;
+  void prefetch_departure(const Packet* expected_next, std::uint16_t port) const override;
   void on_congested_departure(Packet& packet, std::uint16_t port,
                               std::int64_t queue_bytes) override;
 

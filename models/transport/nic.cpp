@@ -13,14 +13,35 @@ constexpr std::uint16_t kStormQuanta = 0xFFFF;
 Nic::Nic(Simulator& sim, std::int32_t endpoint, const TransportConfig& config, BitRate rate,
          Duration uplink_delay, PacketPool& packets, std::deque<QueuePair>& flows,
          MessageListener& listener)
-    : sim_(sim),
-      endpoint_(endpoint),
+    : data_class_(static_cast<std::uint8_t>(config.data_class)),
+      sim_(sim),
       config_(config),
+      flows_(flows),
+      endpoint_(endpoint),
       rate_(rate),
       packets_(packets),
-      flows_(flows),
       listener_(listener),
       port_(sim, rate, uplink_delay, *this, DepartureNotice::kAtLastBit, 0) {}
+
+void Nic::look_ahead_for_wakes(Simulator& sim) {
+  sim.look_ahead_for<&Nic::wake>(
+      [](void* nic, std::uint64_t /*arg*/) { static_cast<const Nic*>(nic)->prefetch_to_send(); },
+      [](void* nic, std::uint64_t /*arg*/) {
+        static_cast<const Nic*>(nic)->prefetch_flow_to_send();
+      });
+}
+
+void Nic::prefetch_to_send() const {
+  __builtin_prefetch(this);
+  __builtin_prefetch(reinterpret_cast<const char*>(this) + 64);
+  port_.prefetch(data_class_);
+}
+
+void Nic::prefetch_flow_to_send() const {
+  if (next_up_ == nullptr) return;
+  __builtin_prefetch(active_.data() + next_active_);
+  __builtin_prefetch(&next_up_->next_sequence);
+}
 
 BitRate Nic::flow_rate(const QueuePair& flow) const {
   return flow.reaction_point ? std::min(flow.reaction_point->rate(), rate_) : rate_;
@@ -47,13 +68,14 @@ void Nic::activate(QueuePair& flow) {
 }
 
 void Nic::limit_host_path(HostLink& host, Bytes xoff, Bytes headroom, bool lossless) {
-  host_path_ = HostPath{&host, xoff.count(), headroom.count(), lossless};
+  host_path_ =
+      std::make_unique<HostPath>(HostPath{&host, xoff.count(), headroom.count(), lossless});
 }
 
 void Nic::try_send() {
   // One data packet waits behind the one on the wire at most: pacing decisions stay current, and a
   // departure always finds the next packet ready, so the link never idles while a flow may send.
-  if (port_.queue_bytes(config_.data_class) > 0) return;
+  if (port_.queue_bytes(data_class_) > 0) return;
   const Time now = sim_.now();
   Time earliest = Time::max();
   if (host_path_ && host_path_->link->send_free_at() > now && !active_.empty()) {
@@ -76,16 +98,27 @@ void Nic::try_send() {
     if (flow.next_send_allowed <= now) {
       send_data(flow);
       ++next_active_;
+      note_next_up();
       return;
     }
     earliest = std::min(earliest, flow.next_send_allowed);
     ++next_active_;
     ++scanned;
   }
+  note_next_up();
   if (earliest < wake_at_) {
     wake_at_ = earliest;
     sim_.schedule<&Nic::wake>(earliest, this);
   }
+}
+
+void Nic::note_next_up() {
+  if (active_.empty()) {
+    next_up_ = nullptr;
+    return;
+  }
+  if (next_active_ >= active_.size()) next_active_ = 0;
+  next_up_ = &flows_[active_[next_active_]];
 }
 
 void Nic::wake() {
@@ -164,6 +197,8 @@ void Nic::prefetch_for(const Packet& packet, std::uint16_t /*ingress_port*/) con
   __builtin_prefetch(packet.kind == PacketKind::kData ? &flow.expected_sequence
                                                       : &flow.next_sequence);
   __builtin_prefetch(&flow.messages);
+  // A NACK sends again at once.
+  if (packet.kind == PacketKind::kNack) prefetch_to_send();
 }
 
 void Nic::receive(Packet* packet, std::uint16_t /*ingress_port*/) {
@@ -222,6 +257,12 @@ void Nic::take_into_host() {
 }
 
 void Nic::on_departure(const Departure& /*departure*/, std::uint16_t /*port*/) { try_send(); }
+
+void Nic::prefetch_departure(const Packet* /*expected_next*/, std::uint16_t /*port*/) const {
+  prefetch_to_send();
+}
+
+void Nic::prefetch_departure_through(std::uint16_t /*port*/) const { prefetch_flow_to_send(); }
 
 void Nic::on_data(Packet* packet) {
   QueuePair& flow = flows_[packet->flow];

@@ -17,7 +17,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
-#include <optional>
+#include <memory>
 #include <vector>
 
 #include "models/fabric/egress_port.hpp"
@@ -40,7 +40,12 @@ class Nic final : public PacketReceiver, public PortOwner, private HostReceiver 
 
   void receive(Packet* packet, std::uint16_t ingress_port) override;
   void prefetch_for(const Packet& packet, std::uint16_t ingress_port) const override;
+  [[nodiscard]] std::uint8_t hot_lines() const override { return 2; }
   void on_departure(const Departure& departure, std::uint16_t port) override;
+  void prefetch_departure(const Packet* expected_next, std::uint16_t port) const override;
+  void prefetch_departure_through(std::uint16_t port) const override;
+  // The event loop looks ahead at a NIC's wake-ups for pacing (Simulator::look_ahead_for).
+  static void look_ahead_for_wakes(Simulator& sim);
 
   // A NIC whose receive pipeline is stuck keeps pausing its switch: XOFF now and refreshed before
   // it expires, until stopped.
@@ -77,6 +82,11 @@ class Nic final : public PacketReceiver, public PortOwner, private HostReceiver 
 
  private:
   void try_send();
+  // Fetches what try_send() reads before it reaches a flow, and then (once that has landed) the
+  // flow it will likely turn to.
+  void prefetch_to_send() const;
+  void prefetch_flow_to_send() const;
+  void note_next_up();
   void wake();
   void send_data(QueuePair& flow);
   void send_control(PacketKind kind, const QueuePair& flow, std::uint64_t sequence,
@@ -103,17 +113,33 @@ class Nic final : public PacketReceiver, public PortOwner, private HostReceiver 
   // The message that packet `sequence` of the flow belongs to (the flow has not dropped it yet).
   [[nodiscard]] PendingMessage& message_of(QueuePair& flow, std::uint64_t sequence);
 
+  // At scale a NIC is cold whenever it next sends, so what deciding to send reads is kept in its
+  // first two cache lines, which the event loop fetches ahead (prefetch_to_send), and then the flow
+  // it turns to (prefetch_flow_to_send).
+  // First (after the vtable pointers):
+  std::vector<std::uint32_t> active_;  // flows with packets to send, served round robin
+  std::uint32_t next_active_ = 0;
+  std::uint8_t data_class_;  // config_.data_class, to fetch its queue without reading config_
+  // The flow at next_active_ when try_send last ran, if any: where the next turn likely begins.
+  const QueuePair* next_up_ = nullptr;
+  // Second:
   Simulator& sim_;
-  std::int32_t endpoint_;
   const TransportConfig& config_;
+  std::deque<QueuePair>& flows_;
+  Time wake_at_ = Time::max();  // a pending wake-up for pacing, if any
+  struct HostPath {
+    HostLink* link = nullptr;
+    std::int64_t xoff = 0;
+    std::int64_t headroom = 0;
+    bool lossless = true;
+  };
+  std::unique_ptr<HostPath> host_path_;  // none: data moves at the port's pace
+
+  std::int32_t endpoint_;
   BitRate rate_;
   PacketPool& packets_;
-  std::deque<QueuePair>& flows_;
   MessageListener& listener_;
   EgressPort port_;
-  std::vector<std::uint32_t> active_;  // flows with packets to send, served round robin
-  std::size_t next_active_ = 0;
-  Time wake_at_ = Time::max();  // a pending wake-up for pacing, if any
   std::int64_t data_payload_sent_ = 0;
   std::int64_t data_payload_received_ = 0;
   bool storm_requested_ = false;
@@ -121,14 +147,6 @@ class Nic final : public PacketReceiver, public PortOwner, private HostReceiver 
   bool receive_buffer_full_ = false;
   std::array<bool, kTrafficClasses> pausing_{};
   std::array<std::uint64_t, kTrafficClasses> pause_generation_{};
-
-  struct HostPath {
-    HostLink* link = nullptr;
-    std::int64_t xoff = 0;
-    std::int64_t headroom = 0;
-    bool lossless = true;
-  };
-  std::optional<HostPath> host_path_;
   std::deque<Packet*> receive_buffer_;  // data not taken by the host yet, in arrival order
   std::int64_t held_bytes_ = 0;         // in receive_buffer_, whole frames
   std::int64_t held_payload_ = 0;

@@ -20,6 +20,12 @@ std::vector<std::uint16_t> switch_ports(const std::vector<Hop>& hops) {
   return ports;
 }
 
+// Above this much port and NIC state the fabric is cold in the cache wherever a packet goes, and
+// the event loop fetches it in stages ahead of each event; below it the stages cost more than they
+// save. Measured on this project's machines (1 MiB L2 per core, 32 MiB L3): Perm-8192 (39 MB of
+// that state) gains, Perm-1024 (5 MB) loses 5-10%.
+constexpr std::size_t kCacheSizedFabricState = std::size_t{16} << 20;
+
 bool counters_moved(const ClassCounters& now, const ClassCounters& before) {
   return now.bytes_sent != before.bytes_sent || now.ecn_marked != before.ecn_marked ||
          now.pauses_sent != before.pauses_sent || now.pauses_received != before.pauses_received ||
@@ -34,7 +40,6 @@ PacketNetwork::PacketNetwork(Simulator& sim, const Routing& routing,
                              RecordBackend& output)
     : sim_(sim), routing_(routing), config_(config), seed_(seed), tables_(output) {
   const Topology& topology = routing.topology();
-  Link::look_ahead_for_arrivals(sim);
   // The wiring, so that port numbers in the other tables can be read without the builders' rules.
   record_wiring(topology, tables_.ports);
   for (NodeId e = 0; e < topology.endpoint_count(); ++e) {
@@ -69,9 +74,12 @@ PacketNetwork::PacketNetwork(Simulator& sim, const Routing& routing,
     port.link().connect(receiver(wire.peer), wire.peer_port);
   };
   for (const auto& nic : nics_) connect(nic->endpoint(), nic->port());
+  std::size_t switch_ports = 0;
   for (const auto& s : switches_) {
     for (std::size_t i = 0; i < s->port_count(); ++i) connect(s->node(), s->port(i));
+    switch_ports += s->port_count();
   }
+  look_ahead(sim, switch_ports * sizeof(EgressPort) + nics_.size() * sizeof(Nic));
   if (config.sample_period)
     sim.schedule_in_phase<&PacketNetwork::sample>(Time::zero() + *config.sample_period,
                                                   Phase::kObserve, this);
@@ -118,6 +126,14 @@ std::optional<std::string> buffer_problem(const Topology& topology,
 }
 
 PacketNetwork::~PacketNetwork() = default;
+
+void PacketNetwork::look_ahead(Simulator& sim, std::size_t fabric_state_bytes) {
+  const bool cold = fabric_state_bytes > kCacheSizedFabricState;
+  Link::look_ahead_for_arrivals(sim, cold);
+  if (!cold) return;
+  EgressPort::look_ahead_for_departures(sim);
+  Nic::look_ahead_for_wakes(sim);
+}
 
 std::int32_t PacketNetwork::endpoint_count() const { return routing_.topology().endpoint_count(); }
 

@@ -58,6 +58,11 @@ class PacketNetwork final : public Network, public FabricControl, public Message
  public:
   PacketNetwork(Simulator& sim, const Routing& routing, const PacketNetworkConfig& config,
                 std::uint64_t seed, RecordBackend& output);
+
+  // Has the event loop fetch what events will touch ahead of them, in as many stages as a fabric
+  // with this much port and NIC state needs. The constructor calls it for its own fabric; a test
+  // may call it again to run a small fabric as a large one runs.
+  static void look_ahead(Simulator& sim, std::size_t fabric_state_bytes);
   ~PacketNetwork() override;
 
   std::uint64_t send(std::int32_t source, std::int32_t destination, Bytes size,

@@ -99,8 +99,8 @@ class Simulator {
 
   // Events of `Method` get a second look shortly before they run (EventQueue::look_ahead_for).
   template <auto Method>
-  void look_ahead_for(EventQueue::LookAhead look) {
-    queue_.look_ahead_for(&detail::invoke<Method>, look);
+  void look_ahead_for(EventQueue::LookAhead look, EventQueue::LookAhead last_look = nullptr) {
+    queue_.look_ahead_for(&detail::invoke<Method>, look, last_look);
   }
 
   // Schedules `object->Method()` or `object->Method(arg)` at an absolute time.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <stdexcept>
 #include <tuple>
 #include <vector>
 
@@ -70,6 +71,89 @@ TEST_CASE("events of the looked-at kind are seen ahead of running, once each, in
   // Seen while at least two events lay between it and the event running.
   for (std::size_t k = 0; k < seen.size(); ++k) CHECK(seen[k] >= fired_before_seen[k] + 2);
   looked = nullptr;
+}
+
+// Where each look saw an event: its argument and how many events had run by then.
+struct Sighting {
+  std::uint64_t arg;
+  std::size_t fired_before;
+};
+std::vector<std::uint64_t>* fired_now = nullptr;
+std::vector<Sighting> first_of_record;
+std::vector<Sighting> last_of_record;
+std::vector<Sighting> first_of_other;
+void first_look_record(void* /*target*/, std::uint64_t arg) {
+  first_of_record.push_back({arg, fired_now->size()});
+}
+void last_look_record(void* /*target*/, std::uint64_t arg) {
+  last_of_record.push_back({arg, fired_now->size()});
+}
+void first_look_other(void* /*target*/, std::uint64_t arg) {
+  first_of_other.push_back({arg, fired_now->size()});
+}
+void unlooked(void* target, std::uint64_t arg) {
+  static_cast<std::vector<std::uint64_t>*>(target)->push_back(arg + 2000);
+}
+
+// Several kinds, each with its own looks: a look sees only its kind, every event of it but the
+// first few, in running order; the last look sees an event after the second look did and before it
+// runs. Kinds without looks are never seen. The order of the run is unchanged.
+TEST_CASE("each looked-at kind gets its own looks, the last one nearer to running") {
+  EventQueue queue;
+  std::vector<std::uint64_t> fired;
+  fired_now = &fired;
+  first_of_record.clear();
+  last_of_record.clear();
+  first_of_other.clear();
+  queue.look_ahead_for(record, first_look_record, last_look_record);
+  queue.look_ahead_for(other, first_look_other);
+  constexpr std::uint64_t kEvents = 60;
+  std::vector<std::uint64_t> expected_fired;
+  std::vector<std::uint64_t> records;
+  std::vector<std::uint64_t> others;
+  for (std::uint64_t i = 0; i < kEvents; ++i) {
+    const EventFn fn = i % 3 == 0 ? record : i % 3 == 1 ? other : unlooked;
+    queue.push(Time::from_ps(100 + static_cast<std::int64_t>(i / 7)), Phase::kNormal, fn, &fired,
+               i);
+    expected_fired.push_back(i % 3 == 0 ? i : i % 3 == 1 ? i + 1000 : i + 2000);
+    if (i % 3 == 0) records.push_back(i);
+    if (i % 3 == 1) others.push_back(i);
+  }
+  while (!queue.empty()) queue.pop().fire();
+  CHECK(fired == expected_fired);
+  auto args = [](const std::vector<Sighting>& seen) {
+    std::vector<std::uint64_t> out;
+    for (const Sighting& s : seen) out.push_back(s.arg);
+    return out;
+  };
+  for (const auto* seen : {&first_of_record, &last_of_record, &first_of_other}) {
+    const std::vector<std::uint64_t> seen_args = args(*seen);
+    const std::vector<std::uint64_t>& kind = seen == &first_of_other ? others : records;
+    REQUIRE(!seen_args.empty());
+    CHECK(std::is_sorted(seen_args.begin(), seen_args.end()));
+    CHECK(std::includes(kind.begin(), kind.end(), seen_args.begin(), seen_args.end()));
+    CHECK(seen_args.back() == kind.back());
+    CHECK(seen_args.size() >= kind.size() - 2);
+  }
+  // Every event ran at its index: seen by the second look with three or more events still to run
+  // before it, and by the last with one.
+  for (const Sighting& s : first_of_record) CHECK(s.arg >= s.fired_before + 3);
+  for (const Sighting& s : first_of_other) CHECK(s.arg >= s.fired_before + 3);
+  for (const Sighting& s : last_of_record) {
+    CHECK(s.arg == s.fired_before + 2);
+    const auto first = std::find_if(first_of_record.begin(), first_of_record.end(),
+                                    [&](const Sighting& f) { return f.arg == s.arg; });
+    if (first != first_of_record.end()) CHECK(first->fired_before < s.fired_before);
+  }
+  fired_now = nullptr;
+}
+
+TEST_CASE("a queue looks ahead for a few kinds of event at most") {
+  EventQueue queue;
+  const EventFn kinds[] = {record, other, unlooked, look};
+  for (const EventFn fn : kinds) queue.look_ahead_for(fn, look);
+  queue.look_ahead_for(record, look);  // asking again replaces
+  CHECK_THROWS_AS(queue.look_ahead_for(first_look_record, look), std::logic_error);
 }
 
 TEST_CASE("pops come out in (time, phase, insertion) order for random interleavings") {
