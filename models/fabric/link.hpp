@@ -27,6 +27,13 @@ class PacketReceiver {
   // How many cache lines from its start prefetch_for() and receive() read first: fetched before
   // prefetch_for() is called, which could otherwise wait on them (at scale the receiver is cold).
   [[nodiscard]] virtual std::uint8_t hot_lines() const { return 1; }
+  // Fetches `lines` cache lines from `start`.
+  static void prefetch_lines(const void* start, std::uint8_t lines) {
+    const auto* bytes = static_cast<const char*>(start);
+    for (std::uint8_t line = 0; line < lines; ++line) {
+      __builtin_prefetch(bytes + std::ptrdiff_t{64} * line);
+    }
+  }
 };
 
 class Link {
@@ -92,10 +99,7 @@ class Link {
 
   static void fetch_receiver(void* link, std::uint64_t /*packet*/) {
     const auto* self = static_cast<const Link*>(link);
-    const auto* receiver = reinterpret_cast<const char*>(self->receiver_);
-    for (std::uint8_t line = 0; line < self->receiver_hot_lines_; ++line) {
-      __builtin_prefetch(receiver + std::ptrdiff_t{64} * line);
-    }
+    PacketReceiver::prefetch_lines(self->receiver_, self->receiver_hot_lines_);
   }
   static void fetch_for_packet(void* link, std::uint64_t packet) {
     const auto* self = static_cast<const Link*>(link);

@@ -89,8 +89,12 @@ void Switch::prefetch_for(const Packet& packet, std::uint16_t ingress_port) cons
   // as cold as the packets.
   __builtin_prefetch(packet.route_ahead);
   if (is_control(packet.kind)) return;
-  buffer_.prefetch(ingress_port, packet.priority);
-  __builtin_prefetch(&xoff_sent_[slot(ingress_port, packet.priority)]);
+  prefetch_ingress_state(ingress_port, packet.priority);
+}
+
+void Switch::prefetch_ingress_state(std::uint16_t ingress_port, int traffic_class) const {
+  buffer_.prefetch(ingress_port, traffic_class);
+  __builtin_prefetch(&xoff_sent_[slot(ingress_port, traffic_class)]);
 }
 
 std::uint8_t Switch::hot_lines() const {
@@ -105,8 +109,7 @@ std::uint8_t Switch::hot_lines() const {
 void Switch::prefetch_departure(const Packet* expected_next, std::uint16_t /*port*/) const {
   // The packet expected next frees its share of the buffer as it starts (at dequeue).
   if (expected_next == nullptr || is_control(expected_next->kind)) return;
-  buffer_.prefetch(expected_next->ingress_port, expected_next->priority);
-  __builtin_prefetch(&xoff_sent_[slot(expected_next->ingress_port, expected_next->priority)]);
+  prefetch_ingress_state(expected_next->ingress_port, expected_next->priority);
 }
 
 void Switch::on_departure(const Departure& departure, std::uint16_t /*port*/) {

@@ -56,6 +56,9 @@ class Switch final : public PacketReceiver, public PortOwner {
 
  private:
   void send_pause(std::uint16_t port, int traffic_class, std::uint16_t quanta);
+  // Fetches the buffer share and PFC state of (ingress port, class) that admitting or freeing a
+  // packet reads.
+  void prefetch_ingress_state(std::uint16_t ingress_port, int traffic_class) const;
   void refresh_pause(std::uint64_t key);
   void schedule_refresh(std::uint16_t port, int traffic_class);
   // RED on `queue_bytes`: marks the packet congestion-experienced with its probability.

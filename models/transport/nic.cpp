@@ -32,8 +32,7 @@ void Nic::look_ahead_for_wakes(Simulator& sim) {
 }
 
 void Nic::prefetch_to_send() const {
-  __builtin_prefetch(this);
-  __builtin_prefetch(reinterpret_cast<const char*>(this) + 64);
+  prefetch_lines(this, hot_lines());
   port_.prefetch(data_class_);
 }
 
