@@ -143,19 +143,22 @@ class EventQueue {
       return true;
     }
     ++next_;
-    if (next_ + kLookAhead <= current_.size()) {
-      const Event& near = current_[next_ + kLookAhead - 1];
+    // Read once: the looks are calls the compiler cannot see through.
+    const Event* const following = current_.data() + next_;
+    const std::size_t remaining = current_.size() - next_;
+    if (remaining >= kLookAhead) {
+      const Event& near = following[kLookAhead - 1];
       if (const Look* kind = look_of(near.fn); kind != nullptr) kind->look(near.target, near.arg);
     }
-    if (last_looks_ && next_ + kLastLook <= current_.size()) {
-      const Event& nearer = current_[next_ + kLastLook - 1];
+    if (last_looks_ && remaining >= kLastLook) {
+      const Event& nearer = following[kLastLook - 1];
       if (const Look* kind = look_of(nearer.fn); kind != nullptr && kind->last_look != nullptr) {
         kind->last_look(nearer.target, nearer.arg);
       }
     }
     prefetch_next_slot_line();
-    if (next_ + kPrefetchAhead <= current_.size()) {
-      prefetch(current_[next_ + kPrefetchAhead - 1]);
+    if (remaining >= kPrefetchAhead) {
+      prefetch(following[kPrefetchAhead - 1]);
     } else if (next_slot_ == kUnknownSlot && occupied_summary_ != 0) {
       // The slot in hand runs out within the window: fetch for the events last added to the next
       // occupied slot (its first chunk), which is not sorted yet.
@@ -199,7 +202,7 @@ class EventQueue {
 
   struct PlaceInSlot {
     std::uint64_t key;
-    std::size_t position;
+    std::uint64_t position;  // chunk x kChunkEvents + place in the chunk
   };
   struct LaterFirst {  // makes std's max-heaps min-heaps
     bool operator()(const Event& a, const Event& b) const { return b.runs_before(a); }
@@ -268,20 +271,21 @@ class EventQueue {
     std::uint32_t chunk = ring_[index];
     ring_[index] = kNone;
     assert(chunk != kNone);
-    if (links_[chunk].count == 1 && links_[chunk].next == kNone) {  // a sparse fabric's usual slot
+    if (links_[chunk].count == 1 && links_[chunk].next == kNone) {  // not looked up ahead
       current_.push_back(chunks_[chunk][0]);
       free_chunk(chunk);
       return;
     }
-    taken_.clear();
+    // A freed chunk keeps its events until a push reuses it, and nothing is pushed before they are
+    // copied out below: they are read in place, in order, with no copy aside.
     keys_.clear();
     while (chunk != kNone) {
       const ChunkLink& link = links_[chunk];
       for (std::uint32_t i = 0; i < link.count; ++i) {
         const Event& e = chunks_[chunk][i];
         const auto ps_in_slot = static_cast<std::uint64_t>(e.at.ps()) & ((1U << kSlotBits) - 1);
-        keys_.push_back(PlaceInSlot{(ps_in_slot << Event::kOrderBits) | e.order, taken_.size()});
-        taken_.push_back(e);
+        keys_.push_back(PlaceInSlot{(ps_in_slot << Event::kOrderBits) | e.order,
+                                    std::uint64_t{chunk} * kChunkEvents + i});
       }
       const std::uint32_t following = link.next;
       free_chunk(chunk);
@@ -289,7 +293,9 @@ class EventQueue {
     }
     std::sort(keys_.begin(), keys_.end(),
               [](const PlaceInSlot& a, const PlaceInSlot& b) { return a.key < b.key; });
-    for (const PlaceInSlot& k : keys_) current_.push_back(taken_[k.position]);
+    for (const PlaceInSlot& k : keys_) {
+      current_.push_back(chunks_[k.position / kChunkEvents][k.position % kChunkEvents]);
+    }
   }
 
   // An event scheduled into the slot in hand usually runs after everything in it (it has the
@@ -313,6 +319,31 @@ class EventQueue {
   // it returns false. Either way the events the ring's horizon now covers leave the heap. The
   // current slot must be empty.
   bool advance(std::uint64_t limit_slot) {
+    return take_lone_next_event(limit_slot) || advance_to_next_slot(limit_slot);
+  }
+
+  // A sparse fabric's usual step, which advance_to_next_slot would take at several times the cost:
+  // the next occupied slot, already looked up, holds a single event, and no event waiting past the
+  // horizon comes within reach of it.
+  bool take_lone_next_event(std::uint64_t limit_slot) {
+    if (next_slot_ > limit_slot) return false;  // also when not looked up (kUnknownSlot)
+    const std::uint64_t index = next_slot_ % kSlots;
+    const std::uint32_t chunk = ring_[index];
+    if (links_[chunk].count != 1 || links_[chunk].next != kNone) return false;
+    if (!beyond_.empty() && slot_of(beyond_.front().at) - next_slot_ < kSlots) return false;
+    current_.clear();
+    next_ = 0;
+    current_slot_ = next_slot_;
+    next_slot_ = kUnknownSlot;
+    ring_[index] = kNone;
+    current_.push_back(chunks_[chunk][0]);
+    free_chunk(chunk);
+    vacate(index);
+    fetch_chunk_ = kNone;
+    return true;
+  }
+
+  [[gnu::noinline]] bool advance_to_next_slot(std::uint64_t limit_slot) {
     current_.clear();
     next_ = 0;
     std::uint64_t next = std::numeric_limits<std::uint64_t>::max();
@@ -400,10 +431,8 @@ class EventQueue {
   // before some of them.
   std::vector<Event> current_;
   std::size_t next_ = 0;
-  std::vector<Event> late_;  // min-heap
-  // take_slot's scratch: a slot's events as its chunks hold them, and their order.
-  std::vector<Event> taken_;
-  std::vector<PlaceInSlot> keys_;
+  std::vector<Event> late_;        // min-heap
+  std::vector<PlaceInSlot> keys_;  // take_slot's scratch: a slot's events in order
   std::uint64_t current_slot_ = 0;
   // The first occupied slot after the clock's, once pop_not_after has looked it up, kept up to date
   // by pushes until advance moves there (slots are only vacated by advance); else kUnknownSlot.
