@@ -285,6 +285,35 @@ TEST_CASE("ties in a later slot of the ring run by phase, then insertion") {
   CHECK(got == expected);
 }
 
+// A crowded slot is sorted by time and phase, ties left in the order its events were added: those
+// that waited beyond the horizon first, then the later pushes.
+TEST_CASE("a crowded slot of events from beyond the horizon and later pushes runs in order") {
+  EventQueue queue;
+  RandomStream rng(5);
+  using Key = std::tuple<std::int64_t, int, std::uint64_t>;  // (time, phase, insertion)
+  std::vector<Key> expected;
+  std::uint64_t inserted = 0;
+  // Slot 10,000 opens at 10.24 us, past the ring's 4.2 us horizon until the clock passes 6.05 us.
+  constexpr std::int64_t kSlotStart = 10'000 * 1'024;
+  const auto push_into_slot = [&] {
+    const std::int64_t at = kSlotStart + static_cast<std::int64_t>(rng.below(4)) * 300;
+    const Phase phase = rng.below(2) == 0 ? Phase::kAhead : Phase::kNormal;
+    queue.push(Time::from_ps(at), phase, nullptr, nullptr, inserted);
+    expected.emplace_back(at, static_cast<int>(phase), inserted++);
+  };
+  for (int i = 0; i < 150; ++i) push_into_slot();
+  queue.push(Time::from_ps(7'000'000), Phase::kNormal, nullptr, nullptr, inserted++);
+  CHECK(queue.pop().at == Time::from_ps(7'000'000));  // brings the slot within the horizon
+  for (int i = 0; i < 150; ++i) push_into_slot();
+  std::sort(expected.begin(), expected.end());
+  std::vector<Key> got;
+  while (!queue.empty()) {
+    const Event e = queue.pop();
+    got.emplace_back(e.at.ps(), static_cast<int>(e.phase()), e.arg);
+  }
+  CHECK(got == expected);
+}
+
 TEST_CASE("a periodic event far apart from the rest comes round the ring many times in order") {
   EventQueue queue;
   std::vector<std::uint64_t> fired;
