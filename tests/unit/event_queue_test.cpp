@@ -258,6 +258,18 @@ TEST_CASE("a burst of events at the instant in hand runs in phase and insertion 
   CHECK(fired.back() == 99'999'999);
 }
 
+using TimePhaseArg = std::tuple<std::int64_t, int, std::uint64_t>;
+
+// Empties the queue: each event's time, phase and argument, in the order they pop.
+std::vector<TimePhaseArg> pop_all(EventQueue& queue) {
+  std::vector<TimePhaseArg> popped;
+  while (!queue.empty()) {
+    const Event e = queue.pop();
+    popped.emplace_back(e.at.ps(), static_cast<int>(e.phase()), e.arg);
+  }
+  return popped;
+}
+
 // A slot of the ring is sorted when the clock reaches it, by a key packing the picosecond within
 // the slot above phase and sequence: ties at one picosecond of a later slot, in several chunks,
 // with the phases pushed out of order, must still run by phase and then insertion.
@@ -265,8 +277,7 @@ TEST_CASE("ties in a later slot of the ring run by phase, then insertion") {
   EventQueue queue;
   queue.push(Time::from_ps(1), Phase::kNormal, nullptr, nullptr, 0);
   (void)queue.pop();
-  using Key = std::tuple<std::int64_t, int, std::uint64_t>;  // (time, phase, insertion)
-  std::vector<Key> expected;
+  std::vector<TimePhaseArg> expected;  // the argument is the order of insertion
   const Phase phases[] = {Phase::kObserve, Phase::kNormal, Phase::kFirst, Phase::kSettle};
   // 5,120 ps is the first picosecond of slot 5, 6,143 its last; 6,144 opens slot 6.
   const std::int64_t times[] = {6'143, 5'120, 5'500, 6'144, 5'120};
@@ -277,12 +288,7 @@ TEST_CASE("ties in a later slot of the ring run by phase, then insertion") {
     expected.emplace_back(at, static_cast<int>(phase), i);
   }
   std::sort(expected.begin(), expected.end());
-  std::vector<Key> got;
-  while (!queue.empty()) {
-    const Event e = queue.pop();
-    got.emplace_back(e.at.ps(), static_cast<int>(e.phase()), e.arg);
-  }
-  CHECK(got == expected);
+  CHECK(pop_all(queue) == expected);
 }
 
 // A crowded slot is sorted by time and phase, ties left in the order its events were added: those
@@ -290,8 +296,7 @@ TEST_CASE("ties in a later slot of the ring run by phase, then insertion") {
 TEST_CASE("a crowded slot of events from beyond the horizon and later pushes runs in order") {
   EventQueue queue;
   RandomStream rng(5);
-  using Key = std::tuple<std::int64_t, int, std::uint64_t>;  // (time, phase, insertion)
-  std::vector<Key> expected;
+  std::vector<TimePhaseArg> expected;  // the argument is the order of insertion
   std::uint64_t inserted = 0;
   // Slot 10,000 opens at 10.24 us, past the ring's 4.2 us horizon until the clock passes 6.05 us.
   constexpr std::int64_t kSlotStart = 10'000 * 1'024;
@@ -306,12 +311,7 @@ TEST_CASE("a crowded slot of events from beyond the horizon and later pushes run
   CHECK(queue.pop().at == Time::from_ps(7'000'000));  // brings the slot within the horizon
   for (int i = 0; i < 150; ++i) push_into_slot();
   std::sort(expected.begin(), expected.end());
-  std::vector<Key> got;
-  while (!queue.empty()) {
-    const Event e = queue.pop();
-    got.emplace_back(e.at.ps(), static_cast<int>(e.phase()), e.arg);
-  }
-  CHECK(got == expected);
+  CHECK(pop_all(queue) == expected);
 }
 
 TEST_CASE("a periodic event far apart from the rest comes round the ring many times in order") {
