@@ -219,4 +219,16 @@ std::optional<FastestCollective> time_fastest(
   return fastest;
 }
 
+NcclSystem nccl_system(const NodePreset& preset, std::int32_t nodes, std::int32_t ranks_per_node,
+                       BitRate nic) {
+  return NcclSystem{preset.compute_capability,
+                    preset.cpu == CpuVendor::kAmd,
+                    nodes,
+                    ranks_per_node,
+                    preset.nvlink_bandwidth,
+                    preset.gpu_nic_pcie,
+                    nic,
+                    preset.nvlink_sharp && ranks_per_node > 2};
+}
+
 }  // namespace lockstep

@@ -15,6 +15,7 @@
 #include "models/collective/collective_op.hpp"
 #include "models/collective/communicator.hpp"
 #include "models/collective/nccl_protocol.hpp"
+#include "models/collective/nccl_tuner.hpp"
 #include "models/fabric/routing.hpp"
 #include "sim/core/simulator.hpp"
 
@@ -60,6 +61,11 @@ struct TimedCollective {
     const CollectiveSetup& setup, const Routing& fabric, CollectiveOp op, Bytes size,
     NcclAlgorithm algorithm, NcclProtocol protocol, const std::function<bool()>& stop,
     std::optional<Duration> longest = std::nullopt);
+
+// What NCCL's tuning sees of a communicator of `ranks_per_node` GPUs on each of `nodes` servers of
+// `preset`, whose NICs run at `nic`.
+[[nodiscard]] NcclSystem nccl_system(const NodePreset& preset, std::int32_t nodes,
+                                     std::int32_t ranks_per_node, BitRate nic);
 
 struct FastestCollective {
   TimedCollective timed;

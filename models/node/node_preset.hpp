@@ -35,6 +35,11 @@ struct NodePreset {
   bool nvlink_sharp = false;
   std::string gpu = "h100";  // the GPU model's name (models/gpu/gpu_spec.hpp)
   CpuVendor cpu = CpuVendor::kIntel;
+  // What NCCL's tuning reads of the GPU and of its path to the NIC: the compute capability (80
+  // Ampere, 90 Hopper) and the PCIe link between GPU and NIC at NCCL's figure (src/graph/topo.cc:
+  // width x per-lane rate / 80, 24 GB/s for Gen4 x16, 48 GB/s for Gen5 x16).
+  std::int32_t compute_capability = 90;
+  BitRate gpu_nic_pcie;
 };
 
 [[nodiscard]] const std::vector<NodePreset>& node_presets();

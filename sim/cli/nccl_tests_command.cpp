@@ -12,8 +12,9 @@
 // Each size also records every rank's transfer time (`nccl_tests_ranks`), which names the slow
 // rank. Each size runs on fresh networks, so sizes do not disturb each other, as nccl-tests' timed
 // iterations follow warm-up. NCCL's algorithm and protocol come from --algo/--proto or
-// NCCL_ALGO/NCCL_PROTO (NCCL's list syntax); among those allowed, each size runs with every pair
-// and reports the fastest, the choice NCCL's tuner aims for.
+// NCCL_ALGO/NCCL_PROTO (NCCL's list syntax); among those allowed, each size runs with the pair
+// NCCL's own cost model rates fastest (nccl_tuner.hpp), as NCCL does, or with --choice fastest
+// with every pair, reporting the fastest.
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
@@ -26,6 +27,7 @@
 #include "models/collective/communicator.hpp"
 #include "models/collective/nccl_choice.hpp"
 #include "models/collective/nccl_tests.hpp"
+#include "models/collective/nccl_tuner.hpp"
 #include "models/fabric/topology.hpp"
 #include "models/node/node_preset.hpp"
 #include "models/transport/network_config.hpp"
@@ -159,8 +161,8 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   po::options_description options("lockstep nccl-tests OP (SCENARIO | --nodes N) [options]");
   ScenarioArguments scenario_arguments;
   std::string op_name, min_text = "32M", max_text = "32M", output_path, preset_name = "dgx-h100";
-  std::string model = "flow", algo_option, proto_option, transport = "rdma", rank_list,
-              socket_interface, launch_overhead_text = kDefaultLaunchOverhead;
+  std::string model = "flow", choice = "nccl", algo_option, proto_option, transport = "rdma",
+              rank_list, socket_interface, launch_overhead_text = kDefaultLaunchOverhead;
   std::vector<std::int32_t> staged_nics;
   bool no_gpudirect = false;
   std::int64_t factor = 2;
@@ -198,13 +200,18 @@ int nccl_tests_command(const std::vector<std::string>& args) {
       "no-gpudirect", po::bool_switch(&no_gpudirect),
       "GPUDirect RDMA off: every NIC's data goes through host memory")(
       "algo", po::value(&algo_option),
-      "Ring, Tree, NVLS, NVLSTree, a list, or ^list to exclude (default: $NCCL_ALGO, else the "
-      "fastest allowed for each size); also CollNetDirect (switches that reduce, InfiniBand "
+      "Ring, Tree, NVLS, NVLSTree, a list, or ^list to exclude (default: $NCCL_ALGO, else all; "
+      "--choice picks one for each size); also CollNetDirect (switches that reduce, InfiniBand "
       "SHARP) when named or with NCCL_COLLNET_ENABLE=1, and Hierarchical, lockstep's two-level "
       "all-reduce, when named")(
       "proto", po::value(&proto_option),
-      "LL, LL128, Simple, a list, or ^list (default: $NCCL_PROTO, else the fastest allowed)")(
-      "launch-overhead", po::value(&launch_overhead_text), launch_overhead_help.c_str())(
+      "LL, LL128, Simple, a list, or ^list (default: $NCCL_PROTO, else all allowed)")(
+      "choice", po::value(&choice),
+      "among the allowed algorithms and protocols, run for each size: nccl (default), the one "
+      "NCCL's own cost model rates fastest, as NCCL does (on GPU servers; all-to-all and "
+      "send/recv, which NCCL does not rate, and fabric-only runs take the fastest); or fastest, "
+      "each timed here and the fastest kept")("launch-overhead", po::value(&launch_overhead_text),
+                                              launch_overhead_help.c_str())(
       "ngpus,g", po::value(&gpus_per_thread),
       "GPUs each nccl-tests thread drives, launching on each in turn (nccl-tests -g; default 1, "
       "one process per GPU)")(
@@ -287,6 +294,8 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   const std::optional<std::vector<std::int32_t>> communicator =
       rank_list.empty() ? std::vector<std::int32_t>{} : parse_rank_list(rank_list);
   if (!communicator) problems.push_back("--ranks " + rank_list + ": a list like 0-3,8-11");
+  if (choice != "nccl" && choice != "fastest")
+    problems.push_back("--choice " + choice + ": nccl or fastest");
   if (model != "flow" && model != "packet")
     problems.push_back("--model " + model + ": flow or packet");
   const std::string algo_text = option_or_environment(algo_option, "NCCL_ALGO");
@@ -421,6 +430,13 @@ int nccl_tests_command(const std::vector<std::string>& args) {
     return exit_code::kBadInput;
   }
   const Duration issue = *launch_overhead.value * gpus_per_thread;
+  // NCCL's own choice needs what its tuning reads of a server; a bare fabric has none.
+  const std::optional<NcclSystem> tuner_system =
+      choice == "nccl" && servers
+          ? std::optional<NcclSystem>(
+                nccl_system(*servers, layout.nodes, layout.gpus_per_node,
+                            loaded->topology->cable(loaded->topology->ports(0)[0].cable).rate))
+          : std::nullopt;
   const std::vector<std::int32_t> staged = host_staged_nics(hosts, cluster_ranks);
   Hdf5Output file(output);
   remove_on_second_signal(file.temporary_path());
@@ -443,7 +459,8 @@ int nccl_tests_command(const std::vector<std::string>& args) {
                                : std::to_string(staged.size()) + " NIC(s) through host memory, ")
             << setup.channels << " ring channel(s), algorithm "
             << (algo_text.empty() ? "auto" : algo_text) << ", protocol "
-            << (proto_text.empty() ? "auto" : proto_text) << ", " << gpus_per_thread
+            << (proto_text.empty() ? "auto" : proto_text) << ", chosen "
+            << (tuner_system ? "by NCCL's cost model" : "fastest") << ", " << gpus_per_thread
             << " GPU(s) per thread at " << format(*launch_overhead.value) << " a launch\n#\n";
   for (const std::string& line : nccl_tests::header_lines()) std::cout << line << "\n";
   double busbw_sum = 0.0;
@@ -464,7 +481,20 @@ int nccl_tests_command(const std::vector<std::string>& args) {
       }
       std::optional<FastestCollective> fastest;
       try {
-        fastest = time_fastest(setup, routing, *op, shape.size, pairs, interrupt_requested);
+        const std::optional<NcclTunerChoice> tuned =
+            tuner_system ? nccl_tuner_choice(*tuner_system, *op, shape.size, pairs) : std::nullopt;
+        if (tuned) {
+          std::optional<TimedCollective> timed =
+              time_collective(setup, routing, *op, shape.size, tuned->algorithm, tuned->protocol,
+                              interrupt_requested);
+          if (timed) {
+            const std::uint64_t timed_events = timed->events;
+            fastest = FastestCollective{std::move(*timed), tuned->algorithm, tuned->protocol,
+                                        timed_events};
+          }
+        } else {
+          fastest = time_fastest(setup, routing, *op, shape.size, pairs, interrupt_requested);
+        }
       } catch (const std::invalid_argument& e) {
         std::cerr << "lockstep nccl-tests: " << e.what() << "; no output written\n";
         return exit_code::kBadInput;

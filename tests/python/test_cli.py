@@ -589,8 +589,8 @@ class NcclTests(CliTestCase):
         self.assert_exit(result, 0)
         self.assertIn("# lockstep nccl-tests all_reduce: 16 ranks on 2 x dgx-h100 (8 GPUs each), "
                       "fabric at flow level over RDMA, 8 ring channel(s), algorithm auto, "
-                      "protocol auto, 1 GPU(s) per thread at 4.2us a launch",
-                      result.stdout.splitlines())
+                      "protocol auto, chosen by NCCL's cost model, 1 GPU(s) per thread at 4.2us "
+                      "a launch", result.stdout.splitlines())
         rows = [line.split() for line in result.stdout.splitlines() if not line.startswith("#")]
         self.assertEqual(len(rows), 1)
         # NVLS-Tree sends an eighth of the data through each NIC each way, so its busbw passes
@@ -605,6 +605,23 @@ class NcclTests(CliTestCase):
         self.assertAlmostEqual(float(rows[0][7]), 8 * 47, delta=8 * 47 * 0.10)
         self.assertRegex(la.meta(out)["scenario"], r"(?m)^    kind: rail_optimized$")
         self.assertEqual(la.meta(out)["scenario_file"], "--nodes 2 --preset dgx-h100")
+
+    def test_nccl_own_choice_is_the_default_and_the_fastest_an_option(self):
+        # Across four H100 nodes NCCL's cost model picks NVLS-Tree at 64 MiB (nccl-tests#309's
+        # maintainer: NVLSTree multi-node), where the ring is faster here; --choice fastest times
+        # every pair and keeps the ring.
+        out = self.dir / "choice.h5"
+        sweep = ["all_reduce", "--nodes", "4", "-b", "64M", "-e", "64M", "-o", out]
+        nccl = lockstep("nccl-tests", *sweep)
+        self.assert_exit(nccl, 0)
+        self.assertEqual(list(la.load_table(out, "nccl_tests")["algorithm"]), ["NVLSTree"])
+        fastest = lockstep("nccl-tests", *sweep, "--choice", "fastest")
+        self.assert_exit(fastest, 0)
+        self.assertIn("chosen fastest", fastest.stdout)
+        self.assertEqual(list(la.load_table(out, "nccl_tests")["algorithm"]), ["Ring"])
+        wrong = lockstep("nccl-tests", *sweep, "--choice", "best")
+        self.assert_exit(wrong, 2)
+        self.assertIn("--choice best: nccl or fastest", wrong.stderr)
 
     def test_server_flags_are_scenario_keys_and_a_scenario_file_runs_the_same_sweep(self):
         # The flags set the scenario's `servers` and `hosts` keys: the shipped file with the same
