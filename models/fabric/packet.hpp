@@ -43,13 +43,10 @@ struct alignas(64) Packet {
   // so that a miss on the path does not delay the load of its own egress port.
   const std::uint16_t* route_ahead = nullptr;
   std::uint16_t next_egress = 0;
-  // On a link (Link's FIFO): when the packet behind this one arrives, and whether it is control.
-  bool next_is_control = false;
   // ACK or NACK: a CNP for its flow rides on it (CnpCarrier::kAckOrNack), in place of a frame.
   bool carries_cnp = false;
   // Data: sent before (a timeout or NACK went back over it), counted by every port it leaves.
   bool resent = false;
-  Time next_arrives_at;
   Packet* next = nullptr;  // FIFO chaining
 };
 // One cache line: at scale, touching packets is what the packet path's cost is made of.

@@ -56,9 +56,12 @@ class PlotTestCase(unittest.TestCase):
         cls.dir = Path(directory.name)
         cls.job = cls.dir / "job.h5"
         lockstep("run", "-o", cls.job, *SMALL_JOB)
-        # The incast pauses several ports (PFC); victim.yaml's flows take 2 and 4 hops.
+        # The incast pauses several ports (PFC) with a pause threshold half the shipped one (at
+        # the shipped one, one or two, depending on the order of simultaneous arrivals);
+        # victim.yaml's flows take 2 and 4 hops.
         cls.incast = cls.dir / "incast.h5"
-        lockstep("run", SOURCE / "scenarios" / "fabric" / "incast.yaml", "-o", cls.incast)
+        lockstep("run", SOURCE / "scenarios" / "fabric" / "incast.yaml", "--set",
+                 "network.switches.pfc.alpha=6.25%", "-o", cls.incast)
         cls.victim = cls.dir / "victim.h5"
         lockstep("run", SOURCE / "scenarios" / "fabric" / "victim.yaml", "-o", cls.victim)
         cls.nccl = cls.dir / "nccl.h5"
