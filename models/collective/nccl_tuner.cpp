@@ -250,12 +250,12 @@ std::optional<Duration> nccl_model_time(const NcclSystem& system, const NcclGrap
   const std::int32_t nodes = system.nodes;
   const std::int32_t ppn = system.ranks_per_node;
   const std::int32_t ranks = nodes * ppn;
-  const int cc_index = system.compute_capability >= 90   ? 2
-                       : system.compute_capability >= 80 ? 1
-                                                         : 0;
-  const int nodes_index = nodes <= 2 ? nodes - 1 : 2;
-  const int ll_index = nodes == 1 ? cc_index : system.amd_cpus ? 1 : 0;
-  const float ll_max_bw = kLlMaxBw[static_cast<std::size_t>(ll_index)][nodes_index];
+  const std::size_t cc_index = system.compute_capability >= 90   ? 2
+                               : system.compute_capability >= 80 ? 1
+                                                                 : 0;
+  const std::size_t nodes_index = nodes <= 2 ? static_cast<std::size_t>(nodes - 1) : 2;
+  const std::size_t ll_index = nodes == 1 ? cc_index : system.amd_cpus ? 1 : 0;
+  const float ll_max_bw = kLlMaxBw[ll_index][nodes_index];
   const bool all_reduce = op == CollectiveOp::kAllReduce;
   const std::int32_t steps = all_reduce ? 2 * (ranks - 1)
                              : op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter
