@@ -36,8 +36,7 @@ Cluster::Cluster(Simulator& sim, const ClusterSpec& spec, const Routing& fabric,
     if (r < 0 || r >= endpoints) throw std::invalid_argument("no rank " + std::to_string(r));
   }
   if (spec_.fabric.model == NetworkModel::kPacket) {
-    const BitRate nic_rate = topology.cable(topology.ports(0)[0].cable).rate;
-    packet_config_ = packet_network_config(spec_.fabric, nic_rate);
+    packet_config_ = packet_network_config(spec_.fabric, topology.nic_rate());
     packets_ = std::make_unique<PacketNetwork>(sim, fabric, packet_config_, spec_.seed, output);
     limit_host_paths(*packets_);
   } else {

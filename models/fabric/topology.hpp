@@ -110,6 +110,8 @@ class Topology final {
   [[nodiscard]] PortIndex host_switch_port(NodeId endpoint) const {
     return ports(endpoint)[0].peer_port;
   }
+  // The rate of the first endpoint's cable: the NIC rate the transport's defaults are scaled to.
+  [[nodiscard]] BitRate nic_rate() const { return cable(ports(0)[0].cable).rate; }
 
   // The switch with this name, or -1. A linear scan: for set-up and tests, not the event loop.
   [[nodiscard]] NodeId find_switch(std::string_view name) const;

@@ -435,9 +435,8 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   const bool rated_by_nccl = *op != CollectiveOp::kAllToAll && *op != CollectiveOp::kSendRecv;
   const std::optional<NcclSystem> tuner_system =
       choice == "nccl" && servers && rated_by_nccl
-          ? std::optional<NcclSystem>(
-                nccl_system(*servers, layout.nodes, layout.gpus_per_node,
-                            loaded->topology->cable(loaded->topology->ports(0)[0].cable).rate))
+          ? std::optional<NcclSystem>(nccl_system(*servers, layout.nodes, layout.gpus_per_node,
+                                                  loaded->topology->nic_rate()))
           : std::nullopt;
   const std::vector<std::int32_t> staged = host_staged_nics(hosts, cluster_ranks);
   Hdf5Output file(output);

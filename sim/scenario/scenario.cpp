@@ -145,9 +145,8 @@ std::shared_ptr<const Topology> fabric_of(const Scenario& s,
       report.error("network." + p.key, p.message);
     }
     if (s.network->model == NetworkModel::kPacket) {
-      const BitRate nic_rate = topology->cable(topology->ports(0)[0].cable).rate;
       if (const std::optional<std::string> problem =
-              buffer_problem(*topology, packet_network_config(*s.network, nic_rate))) {
+              buffer_problem(*topology, packet_network_config(*s.network, topology->nic_rate()))) {
         report.error(s.network->switches.pfc.headroom ? "network.switches.pfc.headroom"
                                                       : "network.topology.switch_buffer",
                      *problem);
