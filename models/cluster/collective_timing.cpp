@@ -136,7 +136,7 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
     overheads.nvlink_step_floor = ring_step_overhead(protocol, nodes, amd_cpus);
   }
   if (protocol == NcclProtocol::kLL) {
-    const bool hopper = servers && (servers->gpu == "h100" || servers->gpu == "h200");
+    const bool hopper = servers && servers->compute_capability >= 90;
     const double ceiling = ll_bus_bandwidth_ceiling(nodes, amd_cpus, hopper);
     // busbw is what each rank sends per second, over a ring's channels; a tree all-reduce's is
     // twice its algbw, what each rank sends up (or down) its trees.

@@ -139,7 +139,7 @@ std::optional<Algo> algo_index(NcclAlgorithm algorithm) {
   return std::nullopt;
 }
 
-int proto_index(NcclProtocol protocol) {
+std::size_t proto_index(NcclProtocol protocol) {
   switch (protocol) {
     case NcclProtocol::kLL:
       return 0;
@@ -151,7 +151,7 @@ int proto_index(NcclProtocol protocol) {
   return 2;
 }
 
-bool rated(CollectiveOp op, Algo algo, int proto, const NcclSystem& system,
+bool rated(CollectiveOp op, Algo algo, std::size_t proto, const NcclSystem& system,
            const NcclGraphs& graphs) {
   if ((algo == kNvls || algo == kNvlsTree) && proto != 2) return false;
   switch (op) {
@@ -166,7 +166,7 @@ bool rated(CollectiveOp op, Algo algo, int proto, const NcclSystem& system,
       return algo == kRing;
     case CollectiveOp::kAllToAll:
     case CollectiveOp::kSendRecv:
-      return false;
+      return nccl_rates(op);
   }
   return false;
 }
@@ -245,7 +245,7 @@ std::optional<Duration> nccl_model_time(const NcclSystem& system, const NcclGrap
   const std::optional<Algo> found = algo_index(algorithm);
   if (!found) return std::nullopt;
   const Algo a = *found;
-  const int p = proto_index(protocol);
+  const std::size_t p = proto_index(protocol);
   if (!rated(op, a, p, system, graphs)) return std::nullopt;
   const std::int32_t nodes = system.nodes;
   const std::int32_t ppn = system.ranks_per_node;
@@ -294,13 +294,12 @@ std::optional<Duration> nccl_model_time(const NcclSystem& system, const NcclGrap
   if (alg_bw <= 0.0F) return std::nullopt;
 
   // Latency.
-  const float intra_lat = kNvlinkLat[a][static_cast<std::size_t>(p)];
-  const float inter_lat = ppn == 1 ? kNetLat[kTree][static_cast<std::size_t>(p)]
-                                   : kNetLat[a][static_cast<std::size_t>(p)];
-  float lat = kBaseLat[a][static_cast<std::size_t>(p)];
+  const float intra_lat = kNvlinkLat[a][p];
+  const float inter_lat = ppn == 1 ? kNetLat[kTree][p] : kNetLat[a][p];
+  float lat = kBaseLat[a][p];
   if (a == kRing) {
     if (op == CollectiveOp::kBroadcast || op == CollectiveOp::kReduce) {
-      lat += kNvlinkLat[kRing][static_cast<std::size_t>(p)];  // the search's channels are alike
+      lat += kNvlinkLat[kRing][p];  // the search's channels are alike
     } else {
       float net_overhead = 0.0F;
       if (nodes > 1) {
@@ -325,7 +324,7 @@ std::optional<Duration> nccl_model_time(const NcclSystem& system, const NcclGrap
   const std::int64_t n = bytes.count();
   const int log_size = log2_down(n >> 6);
   if (a == kTree && all_reduce && log_size >= 0 && log_size < 23) {
-    alg_bw *= kTreeCorrection[static_cast<std::size_t>(p)][static_cast<std::size_t>(log_size)];
+    alg_bw *= kTreeCorrection[p][static_cast<std::size_t>(log_size)];
   }
   if (a == kRing && p == 2 && nodes > 1 && all_reduce &&
       n / (static_cast<std::int64_t>(graphs.channels) * ranks) >= 64) {
@@ -340,12 +339,12 @@ std::optional<NcclTunerChoice> nccl_tuner_choice(
     const std::vector<std::pair<NcclAlgorithm, NcclProtocol>>& pairs) {
   const NcclGraphs graphs = nccl_graphs(system);
   std::optional<NcclTunerChoice> best;
-  std::optional<std::pair<Algo, int>> best_order;
+  std::optional<std::pair<Algo, std::size_t>> best_order;
   for (const auto& [algorithm, protocol] : pairs) {
     const std::optional<Duration> time =
         nccl_model_time(system, graphs, op, algorithm, protocol, bytes);
     if (!time) continue;
-    const std::pair<Algo, int> order{*algo_index(algorithm), proto_index(protocol)};
+    const std::pair<Algo, std::size_t> order{*algo_index(algorithm), proto_index(protocol)};
     if (!best || *time < best->model_time || (*time == best->model_time && order < *best_order)) {
       best = NcclTunerChoice{algorithm, protocol, *time, 0};
       best_order = order;
@@ -357,11 +356,10 @@ std::optional<NcclTunerChoice> nccl_tuner_choice(
     best->channels = graphs.nvls_channels;
     return best;
   }
-  std::int64_t threshold = kThreadThreshold[static_cast<std::size_t>(p)];
+  std::int64_t threshold = kThreadThreshold[p];
   if (a == kRing && p == 0) threshold *= std::int64_t{system.nodes} * system.ranks_per_node;
   std::int32_t channels = graphs.channels;
-  while (bytes.count() < channels * kMaxThreads[static_cast<std::size_t>(p)] * threshold &&
-         channels >= 2) {
+  while (bytes.count() < channels * kMaxThreads[p] * threshold && channels >= 2) {
     --channels;
   }
   best->channels = channels;

@@ -58,6 +58,11 @@ struct NcclSystem {
   bool nvls = false;     // the NVSwitches reduce (NVLink SHARP)
 };
 
+// Whether NCCL's model rates `op` at all: not all-to-all and send/recv, NCCL's point-to-point path.
+[[nodiscard]] constexpr bool nccl_rates(CollectiveOp op) {
+  return op != CollectiveOp::kAllToAll && op != CollectiveOp::kSendRecv;
+}
+
 // One of the search's graphs: its channels and their bandwidth inside and between nodes, in NCCL's
 // GB/s per channel.
 struct NcclGraph {

@@ -430,11 +430,9 @@ int nccl_tests_command(const std::vector<std::string>& args) {
     return exit_code::kBadInput;
   }
   const Duration issue = *launch_overhead.value * gpus_per_thread;
-  // NCCL's own choice needs what its tuning reads of a server; a bare fabric has none. NCCL's
-  // point-to-point operations are not rated by its model.
-  const bool rated_by_nccl = *op != CollectiveOp::kAllToAll && *op != CollectiveOp::kSendRecv;
+  // NCCL's own choice needs what its tuning reads of a server; a bare fabric has none.
   const std::optional<NcclSystem> tuner_system =
-      choice == "nccl" && servers && rated_by_nccl
+      choice == "nccl" && servers && nccl_rates(*op)
           ? std::optional<NcclSystem>(nccl_system(*servers, layout.nodes, layout.gpus_per_node,
                                                   loaded->topology->nic_rate()))
           : std::nullopt;
