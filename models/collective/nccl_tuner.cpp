@@ -4,6 +4,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <span>
 
 #include "models/collective/nvls_loops.hpp"
@@ -224,9 +225,10 @@ NcclGraphs nccl_graphs(const NcclSystem& system) {
     }
   }
   if (system.nvls) {
-    // The head's link carries its channels and the multicast.
+    // The head's link carries its channels and the multicast; the search ends only at one channel
+    // per GPU (or the slowest speed it tries).
     const std::span<const float> speeds = system.nodes == 1 ? intra_speeds(cc) : inter_speeds(cc);
-    graphs.nvls = best_speed(speeds, nvlink, gpus, static_cast<float>(gpus) * nvlink,
+    graphs.nvls = best_speed(speeds, nvlink, gpus, std::numeric_limits<float>::infinity(),
                              [&](float speed) { return fit(nvlink, speed) - 1; });
     if (system.nodes > 1) graphs.nvls.bw_inter = fastest_inter_speed(cc, nic_path);
     graphs.nvls_channels = kNvlsChannelsSm90;
