@@ -1,6 +1,7 @@
 #include "models/transport/nic.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 namespace lockstep {
@@ -139,10 +140,16 @@ void Nic::send_data(QueuePair& flow) {
   const Time now = sim_.now();
   catch_up_dcqcn_timers(flow);
   const std::uint64_t sequence = flow.next_sequence++;
-  PendingMessage& message = message_of(flow, sequence);
-  if (!message.sent) {
-    message.sent = true;
-    message.times.first_sent = now;
+  std::int64_t payload = config_.payload_per_packet.count();
+  if (sequence < flow.full_payload_from || sequence >= flow.full_payload_end) {
+    PendingMessage& message = message_of(flow, sequence);
+    if (!message.sent) {
+      message.sent = true;
+      message.times.first_sent = now;
+    }
+    if (sequence + 1 == message.end_sequence) payload = message.last_payload;
+    flow.full_payload_from = message.first_sequence;
+    flow.full_payload_end = message.end_sequence - 1;
   }
   Packet* packet = packets_.acquire();
   if (sequence < flow.sent_end) {
@@ -152,9 +159,7 @@ void Nic::send_data(QueuePair& flow) {
   }
   packet->kind = PacketKind::kData;
   packet->priority = flow.traffic_class;
-  packet->payload_bytes = static_cast<std::int32_t>(sequence + 1 == message.end_sequence
-                                                        ? message.last_payload
-                                                        : config_.payload_per_packet.count());
+  packet->payload_bytes = static_cast<std::int32_t>(payload);
   packet->size_bytes = packet->payload_bytes + static_cast<std::int32_t>(config_.header.count());
   packet->flow = flow.id;
   packet->sequence = sequence;
@@ -274,17 +279,7 @@ void Nic::on_data(Packet* packet) {
   if (packet->sequence == flow.expected_sequence) {
     ++flow.expected_sequence;
     flow.nack_outstanding = false;
-    // By index: the listener may post more messages to this flow, which grows the deque.
-    for (std::size_t i = 0; i < flow.messages.size(); ++i) {
-      PendingMessage& m = flow.messages[i];
-      if (m.end_sequence > flow.expected_sequence) break;
-      if (!m.delivered) {
-        m.delivered = true;
-        m.times.delivered = now;
-        const Message delivered = m.message;
-        listener_.on_message_delivered(delivered, now);
-      }
-    }
+    if (flow.expected_sequence >= flow.delivery_due_at) deliver_completed(flow);
   } else if (packet->sequence > flow.expected_sequence) {
     answer = PacketKind::kNack;
     answered = !flow.nack_outstanding;
@@ -300,6 +295,37 @@ void Nic::on_data(Packet* packet) {
   if (notify && !cnp_in_answer) send_control(PacketKind::kCnp, flow, packet->sequence, false);
 }
 
+void Nic::deliver_completed(QueuePair& flow) {
+  const Time now = sim_.now();
+  // By index: the listener may post more messages to this flow, which grows the deque.
+  for (std::size_t i = 0; i < flow.messages.size(); ++i) {
+    PendingMessage& m = flow.messages[i];
+    if (m.end_sequence > flow.expected_sequence) break;
+    if (!m.delivered) {
+      m.delivered = true;
+      m.times.delivered = now;
+      const Message delivered = m.message;
+      listener_.on_message_delivered(delivered, now);
+    }
+  }
+  const auto undelivered = std::find_if(flow.messages.begin(), flow.messages.end(),
+                                        [](const PendingMessage& m) { return !m.delivered; });
+  flow.delivery_due_at = undelivered == flow.messages.end()
+                             ? std::numeric_limits<std::uint64_t>::max()
+                             : undelivered->end_sequence;
+}
+
+void Nic::complete_acknowledged(QueuePair& flow) {
+  while (!flow.messages.empty() && flow.messages.front().end_sequence <= flow.unacknowledged) {
+    PendingMessage done = flow.messages.front();
+    flow.messages.pop_front();
+    done.times.acknowledged = sim_.now();
+    listener_.on_message_complete(done.message, done.times);
+  }
+  flow.completion_due_at = flow.messages.empty() ? std::numeric_limits<std::uint64_t>::max()
+                                                 : flow.messages.front().end_sequence;
+}
+
 void Nic::on_ack(QueuePair& flow, std::uint64_t sequence) {
   if (sequence <= flow.unacknowledged || flow.failed_at) return;
   flow.unacknowledged = sequence;
@@ -307,12 +333,7 @@ void Nic::on_ack(QueuePair& flow, std::uint64_t sequence) {
   // After a timeout went back to an older sequence, an acknowledgement of packets sent before it
   // may still arrive (held behind a pause): what it covers is not sent again.
   flow.next_sequence = std::max(flow.next_sequence, sequence);
-  while (!flow.messages.empty() && flow.messages.front().end_sequence <= flow.unacknowledged) {
-    PendingMessage done = flow.messages.front();
-    flow.messages.pop_front();
-    done.times.acknowledged = sim_.now();
-    listener_.on_message_complete(done.message, done.times);
-  }
+  if (flow.unacknowledged >= flow.completion_due_at) complete_acknowledged(flow);
   if (flow.unacknowledged >= flow.sent_end) {
     flow.retransmit->cancel();
   } else if (config_.ack_timeout) {

@@ -112,6 +112,10 @@ class Nic final : public PacketReceiver, public PortOwner, private HostReceiver 
   void activate(QueuePair& flow);
   // The message that packet `sequence` of the flow belongs to (the flow has not dropped it yet).
   [[nodiscard]] PendingMessage& message_of(QueuePair& flow, std::uint64_t sequence);
+  // The receiver's expected sequence passed the end of one or more messages: tell their listeners.
+  void deliver_completed(QueuePair& flow);
+  // Its unacknowledged sequence passed the end of one or more messages: they are complete.
+  void complete_acknowledged(QueuePair& flow);
 
   // At scale a NIC is cold whenever it next sends, so what deciding to send reads is kept in its
   // first two cache lines, which the event loop fetches ahead (prefetch_to_send), and then the flow

@@ -186,6 +186,8 @@ std::uint64_t PacketNetwork::send(std::int32_t source, std::int32_t destination,
   pending.last_payload = size.count() - (packets - 1) * payload;
   flow.end_sequence = pending.end_sequence;
   flow.messages.push_back(pending);
+  flow.delivery_due_at = std::min(flow.delivery_due_at, pending.end_sequence);
+  flow.completion_due_at = std::min(flow.completion_due_at, pending.end_sequence);
   nic(source).post(flow);
   return id;
 }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -45,10 +46,17 @@ struct QueuePair {
   std::uint64_t next_sequence = 0;      // next packet to send (moves back on go-back-N)
   std::uint64_t unacknowledged = 0;     // oldest packet not yet acknowledged
   std::uint64_t end_sequence = 0;       // one past the last packet of the last message posted
-  Time next_send_allowed;               // pacing at the current rate
-  bool active = false;                  // in its NIC's list of flows with something to send
-  std::uint64_t sent_end = 0;           // one past the highest packet ever sent: below it, a resend
-  std::unique_ptr<Timer> retransmit;    // created by the sending NIC, which it calls
+  // Packets in [full_payload_from, full_payload_end) carry a full payload of a message already
+  // under way, so sending them needs no message record: at scale that record is a cache miss of
+  // its own, and only a message's first and last packets need it.
+  std::uint64_t full_payload_from = 0;
+  std::uint64_t full_payload_end = 0;
+  // unacknowledged at which the oldest message is complete (the end of messages.front()).
+  std::uint64_t completion_due_at = std::numeric_limits<std::uint64_t>::max();
+  Time next_send_allowed;             // pacing at the current rate
+  bool active = false;                // in its NIC's list of flows with something to send
+  std::uint64_t sent_end = 0;         // one past the highest packet ever sent: below it, a resend
+  std::unique_ptr<Timer> retransmit;  // created by the sending NIC, which it calls
   std::optional<DcqcnReactionPoint> reaction_point;
   Time next_alpha_update;
   Time next_rate_increase;
@@ -65,6 +73,9 @@ struct QueuePair {
 
   // Receiver.
   std::uint64_t expected_sequence = 0;
+  // expected_sequence at which the oldest undelivered message is complete: below it, data needs no
+  // look at the message records.
+  std::uint64_t delivery_due_at = std::numeric_limits<std::uint64_t>::max();
   bool nack_outstanding = false;  // a NACK for expected_sequence went out; wait for it to be filled
   std::optional<DcqcnNotificationPoint> notification_point;
   std::int64_t cnps_sent = 0;
