@@ -40,7 +40,7 @@ void Nic::prefetch_to_send() const {
 void Nic::prefetch_flow_to_send() const {
   if (next_up_ == nullptr) return;
   __builtin_prefetch(active_.data() + next_active_);
-  __builtin_prefetch(&next_up_->next_sequence);
+  prefetch_lines(next_up_, QueuePair::kSenderLines);
 }
 
 BitRate Nic::flow_rate(const QueuePair& flow) const {
@@ -53,8 +53,7 @@ void Nic::post(QueuePair& flow) {
     return;
   }
   if (!flow.retransmit) {
-    flow.retransmit = std::unique_ptr<Timer>(
-        new Timer(Timer::calling<&Nic::on_retransmit_timeout>(sim_, this, flow.id)));
+    flow.retransmit.emplace(sim_, Timer::Calling<&Nic::on_retransmit_timeout>{}, this, flow.id);
     flow.retries_left = config_.retry_count;
   }
   activate(flow);
@@ -163,8 +162,8 @@ void Nic::send_data(QueuePair& flow) {
   packet->size_bytes = packet->payload_bytes + static_cast<std::int32_t>(config_.header.count());
   packet->flow = flow.id;
   packet->sequence = sequence;
-  packet->next_egress = flow.route_to_destination.front();
-  packet->route_ahead = flow.route_to_destination.data() + 1;
+  packet->next_egress = flow.to_destination.first;
+  packet->route_ahead = flow.to_destination.ahead;
   if (flow.reaction_point) flow.reaction_point->on_bytes_sent(Bytes(packet->size_bytes));
   if (packet->resent) {
     ++flow.retransmitted_packets;
@@ -180,27 +179,28 @@ void Nic::send_data(QueuePair& flow) {
   port_.enqueue(packet);
 }
 
-void Nic::send_control(PacketKind kind, const QueuePair& flow, std::uint64_t sequence,
-                       bool carries_cnp) {
+void Nic::send_control(PacketKind kind, const Packet& answered, const QueuePair& flow,
+                       std::uint64_t sequence, bool carries_cnp) {
   Packet* packet = packets_.acquire();
   packet->kind = kind;
   packet->carries_cnp = carries_cnp;
-  packet->priority = flow.traffic_class;
+  packet->priority = answered.priority;
   packet->size_bytes = static_cast<std::int32_t>(config_.control_frame.count());
-  packet->flow = flow.id;
+  packet->flow = answered.flow;
   packet->sequence = sequence;
-  packet->next_egress = flow.route_to_source.front();
-  packet->route_ahead = flow.route_to_source.data() + 1;
+  packet->next_egress = flow.to_source.first;
+  packet->route_ahead = flow.to_source.ahead;
   port_.enqueue(packet);
 }
 
 void Nic::prefetch_for(const Packet& packet, std::uint16_t /*ingress_port*/) const {
   if (packet.kind == PacketKind::kPause) return;
   const QueuePair& flow = flows_[packet.flow];
-  // The sender's sequence numbers for an answer, the receiver's expected sequence for data.
-  __builtin_prefetch(packet.kind == PacketKind::kData ? &flow.expected_sequence
-                                                      : &flow.next_sequence);
-  __builtin_prefetch(&flow.messages);
+  if (packet.kind == PacketKind::kData) {
+    prefetch_lines(&flow.expected_sequence, QueuePair::kReceiverLines);
+  } else {
+    prefetch_lines(&flow, QueuePair::kSenderLines);
+  }
   // A NACK sends again at once.
   if (packet.kind == PacketKind::kNack) prefetch_to_send();
 }
@@ -290,9 +290,10 @@ void Nic::on_data(Packet* packet) {
                       (answered || !cnp_in_answer) && flow.notification_point->should_send_cnp(now);
   if (notify) ++flow.cnps_sent;
   if (answered) {
-    send_control(answer, flow, flow.expected_sequence, notify && cnp_in_answer);
+    send_control(answer, *packet, flow, flow.expected_sequence, notify && cnp_in_answer);
   }
-  if (notify && !cnp_in_answer) send_control(PacketKind::kCnp, flow, packet->sequence, false);
+  if (notify && !cnp_in_answer)
+    send_control(PacketKind::kCnp, *packet, flow, packet->sequence, false);
 }
 
 void Nic::deliver_completed(QueuePair& flow) {

@@ -89,8 +89,9 @@ class Nic final : public PacketReceiver, public PortOwner, private HostReceiver 
   void note_next_up();
   void wake();
   void send_data(QueuePair& flow);
-  void send_control(PacketKind kind, const QueuePair& flow, std::uint64_t sequence,
-                    bool carries_cnp);
+  // An answer to the data packet `answered`, on its flow and in its class.
+  void send_control(PacketKind kind, const Packet& answered, const QueuePair& flow,
+                    std::uint64_t sequence, bool carries_cnp);
   void on_data(Packet* packet);
   void on_ack(QueuePair& flow, std::uint64_t sequence);
   void on_nack(QueuePair& flow, std::uint64_t sequence);

@@ -159,8 +159,8 @@ QueuePair& PacketNetwork::flow_for(std::int32_t source, std::int32_t destination
   flow.index = queue_pair;
   flow.traffic_class = static_cast<std::uint8_t>(config_.transport.data_class);
   flow.entropy = queue_pair_entropy(seed_, source, destination, queue_pair);
-  flow.route_to_destination = switch_ports(routing.path(source, destination, flow.entropy));
-  flow.route_to_source = switch_ports(routing.path(destination, source, flow.entropy));
+  flow.set_routes(switch_ports(routing.path(source, destination, flow.entropy)),
+                  switch_ports(routing.path(destination, source, flow.entropy)));
   if (config_.transport.dcqcn) {
     flow.reaction_point.emplace(*config_.transport.dcqcn);
     flow.notification_point.emplace(config_.transport.dcqcn->cnp_interval);
@@ -352,9 +352,8 @@ bool PacketNetwork::reroute(QueuePair& flow) {
   }
   retired_routes_.push_back(std::move(flow.route_to_destination));
   retired_routes_.push_back(std::move(flow.route_to_source));
-  flow.route_to_destination =
-      switch_ports(routing.path(flow.source, flow.destination, flow.entropy));
-  flow.route_to_source = switch_ports(routing.path(flow.destination, flow.source, flow.entropy));
+  flow.set_routes(switch_ports(routing.path(flow.source, flow.destination, flow.entropy)),
+                  switch_ports(routing.path(flow.destination, flow.source, flow.entropy)));
   return true;
 }
 

@@ -23,6 +23,14 @@ class Timer {
     return Timer(sim, &detail::invoke<Method>, owner, argument);
   }
 
+  // As calling(), built in place (std::optional::emplace): Timer(sim, Timer::Calling<&C::m>{}, c).
+  template <auto Method>
+  struct Calling {};
+  template <auto Method>
+  Timer(Simulator& sim, Calling<Method> /*method*/,
+        typename detail::MethodTraits<decltype(Method)>::Class* owner, std::uint64_t argument = 0)
+      : Timer(sim, &detail::invoke<Method>, owner, argument) {}
+
   Timer(const Timer&) = delete;
   Timer& operator=(const Timer&) = delete;
 
