@@ -63,13 +63,13 @@ TEST_CASE("events of the looked-at kind are seen ahead of running, once each, in
   CHECK(fired == expected_fired);
   // Every event of the kind but those among the first few, which run before a look can reach
   // them, in running order.
-  REQUIRE(!seen.empty());
-  CHECK(std::is_sorted(seen.begin(), seen.end()));
-  CHECK(std::includes(expected_seen.begin(), expected_seen.end(), seen.begin(), seen.end()));
-  CHECK(seen.back() == expected_seen.back());
-  CHECK(seen.size() >= expected_seen.size() - 3);
-  // Seen while at least two events lay between it and the event running.
-  for (std::size_t k = 0; k < seen.size(); ++k) CHECK(seen[k] >= fired_before_seen[k] + 2);
+  std::erase_if(expected_seen, [](std::uint64_t i) { return i < EventQueue::kLookAhead; });
+  REQUIRE(!expected_seen.empty());
+  CHECK(seen == expected_seen);
+  // Seen while the event popped, kLookAhead - 1 before it, had yet to run.
+  for (std::size_t k = 0; k < seen.size(); ++k) {
+    CHECK(seen[k] == fired_before_seen[k] + EventQueue::kLookAhead - 1);
+  }
   looked = nullptr;
 }
 
@@ -126,21 +126,21 @@ TEST_CASE("each looked-at kind gets its own looks, the last one nearer to runnin
     for (const Sighting& s : seen) out.push_back(s.arg);
     return out;
   };
-  for (const auto* seen : {&first_of_record, &last_of_record, &first_of_other}) {
-    const std::vector<std::uint64_t> seen_args = args(*seen);
-    const std::vector<std::uint64_t>& kind = seen == &first_of_other ? others : records;
-    REQUIRE(!seen_args.empty());
-    CHECK(std::is_sorted(seen_args.begin(), seen_args.end()));
-    CHECK(std::includes(kind.begin(), kind.end(), seen_args.begin(), seen_args.end()));
-    CHECK(seen_args.back() == kind.back());
-    CHECK(seen_args.size() >= kind.size() - 2);
-  }
-  // Every event ran at its index: seen by the second look with three or more events still to run
-  // before it, and by the last with one.
-  for (const Sighting& s : first_of_record) CHECK(s.arg >= s.fired_before + 3);
-  for (const Sighting& s : first_of_other) CHECK(s.arg >= s.fired_before + 3);
+  // Every event of its kind from the look's distance on (the ones before it run before a look
+  // can reach them), in running order.
+  auto from = [](std::vector<std::uint64_t> kind, std::size_t distance) {
+    std::erase_if(kind, [&](std::uint64_t i) { return i < distance; });
+    return kind;
+  };
+  CHECK(args(first_of_record) == from(records, EventQueue::kLookAhead));
+  CHECK(args(last_of_record) == from(records, EventQueue::kLastLook));
+  CHECK(args(first_of_other) == from(others, EventQueue::kLookAhead));
+  // Every event ran at its index: seen by the second look kLookAhead events before it ran, and by
+  // the last kLastLook, later.
+  for (const Sighting& s : first_of_record) CHECK(s.arg == s.fired_before + EventQueue::kLookAhead);
+  for (const Sighting& s : first_of_other) CHECK(s.arg == s.fired_before + EventQueue::kLookAhead);
   for (const Sighting& s : last_of_record) {
-    CHECK(s.arg == s.fired_before + 2);
+    CHECK(s.arg == s.fired_before + EventQueue::kLastLook);
     const auto first = std::find_if(first_of_record.begin(), first_of_record.end(),
                                     [&](const Sighting& f) { return f.arg == s.arg; });
     if (first != first_of_record.end()) CHECK(first->fired_before < s.fired_before);
