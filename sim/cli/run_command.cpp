@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <iomanip>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -15,6 +16,7 @@
 #include "sim/cli/scenario_arguments.hpp"
 #include "sim/core/quantity.hpp"
 #include "sim/output/hdf5_output.hpp"
+#include "sim/run/peak_memory.hpp"
 #include "sim/run/run.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -125,8 +127,13 @@ int run_command(const std::vector<std::string>& args) {
   std::istringstream report(summary.report);
   for (std::string line; std::getline(report, line);) std::cout << "lockstep: " << line << "\n";
   std::cout << "lockstep: " << summary.events << " events; " << wall
-            << " s wall in all (set-up and output included)\n"
-            << "lockstep: wrote " << std::filesystem::absolute(output).string() << "\n";
+            << " s wall in all (set-up and output included)\n";
+  if (const std::optional<Bytes> peak = peak_resident_memory()) {
+    std::cout << "lockstep: peak resident memory " << std::fixed << std::setprecision(1)
+              << static_cast<double>(peak->count()) / (1 << 20) << " MiB\n"
+              << std::defaultfloat;
+  }
+  std::cout << "lockstep: wrote " << std::filesystem::absolute(output).string() << "\n";
   return exit_code::kOk;
 }
 
