@@ -39,7 +39,8 @@ struct RouteStart {
 
 // Laid out by who reads what, in whole cache lines: at thousands of hosts a flow is cold whenever a
 // packet of it reaches its NIC, and the NIC fetches the lines of the role it plays ahead of the
-// packet (Nic::prefetch_for): the sender's first kSenderLines lines, or the receiver's one.
+// packet (Nic::prefetch_for): the sender's first kSenderLines lines, or the receiver's
+// kReceiverLines after them (tests/unit/queue_pair_layout_test.cpp holds the layout to that).
 struct alignas(64) QueuePair {
   // Sender: what sending a packet and taking an ACK, NACK or CNP read.
   std::uint64_t next_sequence = 0;   // next packet to send (moves back on go-back-N)
