@@ -14,6 +14,7 @@
 #include "models/collective/nvls_all_reduce.hpp"
 #include "models/collective/nvls_tree_all_reduce.hpp"
 #include "models/collective/tree_all_reduce.hpp"
+#include "models/gpu/gpu_spec.hpp"
 #include "sim/core/discarding_backend.hpp"
 #include "sim/core/quantity.hpp"
 
@@ -132,6 +133,11 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
   }
   const bool amd_cpus = servers && servers->cpu == CpuVendor::kAmd;
   ProtocolOverheads overheads{protocol, gpus, {}, {}, setup.pxn};
+  if (servers) {
+    if (const std::optional<GpuSpec> gpu = gpu_spec(servers->gpu)) {
+      overheads.gpu_memory = gpu->hbm_measured;
+    }
+  }
   if (algorithm == NcclAlgorithm::kRing) {
     overheads.nvlink_step_floor = ring_step_overhead(protocol, nodes, amd_cpus);
   }

@@ -126,7 +126,13 @@ void CollectiveAlgorithm::send(std::int32_t from, std::int32_t to, Bytes data,
 
 void CollectiveAlgorithm::send(const StepTransfer& transfer, std::int32_t from) {
   send_waiting(Waiting{transfer.to, from, transfer.data, transfer.queue_pair, transfer.tag, -1,
-                       transfer.steps});
+                       transfer.steps, -1, transfer.copied_out});
+}
+
+Duration CollectiveAlgorithm::local_copy(Bytes data) const {
+  if (!overheads_ || !overheads_->gpu_memory) return Duration();
+  // Every byte is read from one buffer and written to the other.
+  return tx_time(data * 2, *overheads_->gpu_memory) + cost_.nvlink_step;
 }
 
 void CollectiveAlgorithm::send_rail_local(std::int32_t from, std::int32_t to, Bytes data,
@@ -165,7 +171,7 @@ void CollectiveAlgorithm::send_step(std::int32_t from, std::uint32_t group,
   transfers.reserve(step.size());
   for (const StepTransfer& t : step) {
     transfers.push_back(Waiting{t.to, t.from >= 0 ? t.from : from, t.data, t.queue_pair, t.tag,
-                                found->second, t.steps});
+                                found->second, t.steps, -1, t.copied_out});
   }
   StepStream& stream = step_streams_[static_cast<std::size_t>(found->second)];
   if (stream.busy) {
@@ -234,7 +240,7 @@ void CollectiveAlgorithm::send_waiting(const Waiting& transfer) {
     relays_.push_back(Waiting{transfer.relay_to, to, data, queue_pair, transfer.tag});
   }
   in_flight_.emplace(id, InFlight{sim_.now(), transfer.tag, paced_until, transfer.step_stream,
-                                  transfer.steps, relay});
+                                  transfer.steps, relay, transfer.copied_out});
   ++unacknowledged_;
 }
 
@@ -255,10 +261,11 @@ void CollectiveAlgorithm::on_message_delivered(const Message& message, Time deli
                         : cost_.network_step) *
              transfer.steps;
   }
-  last_noticed_ = std::max(last_noticed_, ready);
+  const Time copied = ready + transfer.copied_out;
+  last_noticed_ = std::max(last_noticed_, copied);
   // Each rank's end is reported ahead of the whole's at the same instant.
   transfer_done(message.source, delivered);
-  transfer_done(message.destination, ready);
+  transfer_done(message.destination, copied);
   if (arrived_ == transfers_) all_done(last_noticed_);
   if (transfer.relay >= 0) {
     // PXN's first leg is in the relay's buffer: its NIC sends the data on.

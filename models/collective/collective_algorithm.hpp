@@ -52,6 +52,10 @@ struct ProtocolOverheads {
   bool pxn = true;
   // As network_stream_ceiling, for the transfers inside a node (a communicator on one node).
   std::optional<BitRate> nvlink_stream_ceiling = std::nullopt;
+  // The GPU's memory, bytes read plus bytes written per second (GpuSpec::hbm_measured): NVLS's
+  // scatter and gather warps copy each loop through it between the user's buffers and NCCL's
+  // (local_copy). Without it those copies are free.
+  std::optional<BitRate> gpu_memory = std::nullopt;
 };
 
 class CollectiveAlgorithm : public Collective, public MessageListener {
@@ -109,11 +113,19 @@ class CollectiveAlgorithm : public Collective, public MessageListener {
     std::uint64_t tag = 0;
     std::int32_t steps = 1;
     std::int32_t from = -1;  // -1: the group's rank
+    // What the receiver's warps then spend copying the data out of NCCL's buffer (NVLS's gather):
+    // the receiving rank's end waits for it, the group's next step does not.
+    Duration copied_out = Duration();
   };
   void send_step(std::int32_t from, std::uint32_t group, const std::vector<StepTransfer>& step);
   // As send(), for a transfer that stands for `steps` of its stream's steps in a row (as
   // StepTransfer::steps): it takes their step latencies.
   void send(const StepTransfer& transfer, std::int32_t from);
+  // One step of the warps that copy `data` between the user's buffer and NCCL's on one GPU, as
+  // NVLS's scatter and gather do (NCCL 2.26.2, src/device/all_reduce.h): read and written through
+  // the GPU's memory (ProtocolOverheads::gpu_memory), then handed to the next warp group with the
+  // protocol's step latency inside a node. Zero without overheads or a memory rate.
+  [[nodiscard]] Duration local_copy(Bytes data) const;
 
   Network& network_;
 
@@ -121,10 +133,11 @@ class CollectiveAlgorithm : public Collective, public MessageListener {
   struct InFlight {
     Time sent_at;
     std::uint64_t tag = 0;
-    Time paced_until;               // when the stream's ceiling lets it be noticed
-    std::int32_t step_stream = -1;  // send_step's warp group, whose step it ends when ready
-    std::int32_t steps = 1;         // the step latencies it takes
-    std::int64_t relay = -1;        // PXN's first leg: its second, in relays_
+    Time paced_until;                  // when the stream's ceiling lets it be noticed
+    std::int32_t step_stream = -1;     // send_step's warp group, whose step it ends when ready
+    std::int32_t steps = 1;            // the step latencies it takes
+    std::int64_t relay = -1;           // PXN's first leg: its second, in relays_
+    Duration copied_out = Duration();  // StepTransfer::copied_out
   };
   struct Waiting {
     std::int32_t to = 0;
@@ -135,6 +148,7 @@ class CollectiveAlgorithm : public Collective, public MessageListener {
     std::int32_t step_stream = -1;
     std::int32_t steps = 1;
     std::int32_t relay_to = -1;  // PXN's first leg: where its relay sends it on
+    Duration copied_out = Duration();
   };
   // send_step's warp groups: the steps each holds back while one is under way.
   struct StepStream {

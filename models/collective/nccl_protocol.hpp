@@ -16,9 +16,10 @@
 // NVLS (in-switch reduction, nvls_all_reduce.hpp) runs with Simple only: NCCL's model gives it its
 // NVLink latency, 25 us, and no base latency; lockstep charges those 25 us before the transfers, as
 // the base latency. Its kernel moves the data in NCCL's loops (nvls_loops.hpp), each a step of its
-// warp groups with Simple's NVLink step latency (2.8 us beyond the wire). Its transfers reach 0.85
-// of the NVLink bandwidth (NCCL's nvlsEfficiency for Hopper, src/graph/tuning.cc), charged as wire
-// bytes.
+// warp groups with Simple's NVLink step latency (2.8 us beyond the wire), between its scatter and
+// gather warps' copies of the first and the last loop through the GPU's memory. Its transfers reach
+// 0.85 of the NVLink bandwidth (NCCL's nvlsEfficiency for Hopper, src/graph/tuning.cc), charged as
+// wire bytes.
 // NVLS-Tree (nvls_tree_all_reduce.hpp), Simple only: NCCL's model (tuning.cc, 2.19 on) gives it
 // the NVLS latency inside the node, 23 us, charged first as the base latency, and 14 us per step
 // between nodes (hwLat NET), of which the network model carries LL's 2.7: 11.3 us beyond the wire.

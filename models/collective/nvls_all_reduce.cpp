@@ -18,15 +18,41 @@ Bytes NvlsAllReduce::per_gpu_traffic(Bytes size, std::int32_t gpus) {
 }
 
 void NvlsAllReduce::launch(std::int32_t rank) {
-  const std::int32_t gpus = network_.endpoint_count();
   if (size_ == Bytes(0)) return;
+  // The scatter warps copy loop after loop into NCCL's buffers ahead of the reduce, faster than it
+  // (the GPU's memory outpaces its NVLink): only the first loop's copy delays it.
+  const Duration scatter = local_copy(steps_.loop_bytes(0));
+  if (scatter == Duration()) {
+    reduce(static_cast<std::uint64_t>(rank));
+  } else {
+    schedule_counted<&NvlsAllReduce::scattered>(sim_.now() + scatter, this,
+                                                static_cast<std::uint64_t>(rank));
+  }
+}
+
+void NvlsAllReduce::scattered(std::uint64_t rank) {
+  event_ran();
+  if (running()) reduce(rank);
+}
+
+void NvlsAllReduce::reduce(std::uint64_t rank_index) {
+  const auto rank = static_cast<std::int32_t>(rank_index);
+  const std::int32_t gpus = network_.endpoint_count();
+  const std::int32_t last = steps_.count() - 1;
+  // Likewise the gather warps copy each loop out while the next is reduced; only the last one's
+  // copy adds to the end.
+  const Duration gather = local_copy(steps_.loop_bytes(last));
   std::vector<StepTransfer> step(static_cast<std::size_t>(gpus - 1));
-  for (std::int32_t s = 0; s < steps_.count(); ++s) {
+  for (std::int32_t s = 0; s <= last; ++s) {
     const Bytes traffic = per_gpu_traffic(steps_.bytes_of(s), gpus);
     for (std::int32_t k = 1; k < gpus; ++k) {
-      step[static_cast<std::size_t>(k - 1)] =
-          StepTransfer{(rank + k) % gpus, even_share(traffic, gpus - 1, k - 1),
-                       static_cast<std::uint32_t>(k - 1), 0, steps_.loops_in(s)};
+      step[static_cast<std::size_t>(k - 1)] = StepTransfer{(rank + k) % gpus,
+                                                           even_share(traffic, gpus - 1, k - 1),
+                                                           static_cast<std::uint32_t>(k - 1),
+                                                           0,
+                                                           steps_.loops_in(s),
+                                                           -1,
+                                                           s == last ? gather : Duration()};
     }
     send_step(rank, 0, step);
   }

@@ -70,4 +70,9 @@ Bytes SimulatedSteps::bytes_of(std::int32_t step) const {
   return Bytes(bytes_before_loop(first + loops_in(step)) - bytes_before_loop(first));
 }
 
+Bytes SimulatedSteps::loop_bytes(std::int32_t step) const {
+  const std::int64_t first = std::int64_t{step} * loops_per_step_;
+  return Bytes(bytes_before_loop(first + 1) - bytes_before_loop(first));
+}
+
 }  // namespace lockstep

@@ -48,6 +48,9 @@ struct SimulatedSteps {
   // The loops simulated step `step` stands for, and their bytes.
   [[nodiscard]] std::int32_t loops_in(std::int32_t step) const;
   [[nodiscard]] Bytes bytes_of(std::int32_t step) const;
+  // The bytes of one of the loops simulated step `step` stands for (the first, where they differ
+  // by a byte).
+  [[nodiscard]] Bytes loop_bytes(std::int32_t step) const;
 
  private:
   [[nodiscard]] std::int64_t bytes_before_loop(std::int64_t loop) const;

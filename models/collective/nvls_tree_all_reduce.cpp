@@ -94,6 +94,24 @@ Bytes NvlsTreeAllReduce::piece_bytes(const Piece& piece) const {
 
 void NvlsTreeAllReduce::launch(std::int32_t rank) {
   if (size_ == Bytes(0)) return;
+  // The scatter warps copy the loops into NCCL's buffers ahead of the reduce, faster than it: only
+  // the first loop's copy delays it (as NvlsAllReduce's).
+  const Duration scatter = local_copy(steps_.loop_bytes(0));
+  if (scatter == Duration()) {
+    reduce(static_cast<std::uint64_t>(rank));
+  } else {
+    schedule_counted<&NvlsTreeAllReduce::scattered>(sim_.now() + scatter, this,
+                                                    static_cast<std::uint64_t>(rank));
+  }
+}
+
+void NvlsTreeAllReduce::scattered(std::uint64_t rank) {
+  event_ran();
+  if (running()) reduce(rank);
+}
+
+void NvlsTreeAllReduce::reduce(std::uint64_t rank_index) {
+  const auto rank = static_cast<std::int32_t>(rank_index);
   const std::int32_t node = rank / gpus_;
   const std::int32_t gpu = rank % gpus_;
   for (std::int32_t chunk = 0; chunk < steps_.count(); ++chunk) {
@@ -128,9 +146,19 @@ NvlsTreeAllReduce::StepTransfer NvlsTreeAllReduce::transfer(Stage stage, std::in
   const std::uint64_t tag = (static_cast<std::uint64_t>(stage) << 62) |
                             (static_cast<std::uint64_t>(node) << 32) |
                             static_cast<std::uint64_t>(piece_index(piece));
-  const auto queue_pair = static_cast<std::uint32_t>(piece.tree) +
-                          (stage == Stage::kMulticast ? kMulticastQueuePairs : 0);
-  return StepTransfer{to, bytes, queue_pair, tag, steps_.loops_in(piece.chunk)};
+  const bool multicast = stage == Stage::kMulticast;
+  const auto queue_pair =
+      static_cast<std::uint32_t>(piece.tree) + (multicast ? kMulticastQueuePairs : 0);
+  // The gather warps copy each loop's result out while the next is reduced: only the last one's
+  // copy adds to the end.
+  const bool last = piece.chunk == steps_.count() - 1;
+  return StepTransfer{to,
+                      bytes,
+                      queue_pair,
+                      tag,
+                      steps_.loops_in(piece.chunk),
+                      -1,
+                      multicast && last ? local_copy(steps_.loop_bytes(piece.chunk)) : Duration()};
 }
 
 void NvlsTreeAllReduce::arrived(const Message& /*message*/, Time ready, std::uint64_t tag) {

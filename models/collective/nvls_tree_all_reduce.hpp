@@ -10,6 +10,9 @@
 // - multicast: GPU h writes the summed slice to the switch's multicast address, which copies it to
 //   the node's other GPUs.
 // Each slice is cut into NCCL's loops (nvls_loops.hpp), which flow through the stages pipelined.
+// As in NvlsAllReduce, scatter and gather warps copy the loops between the user's buffers and
+// NCCL's on every GPU: the first loop's copy comes before the reduce, the last one's after the
+// multicast.
 // Below the root of a tree the reduce and the multicast are warp groups of their own; at the root
 // the same warps read the shares, add the children's sums and multicast, as NVLS's do in one node
 // (NCCL 2.26.2, src/device/all_reduce.h), so the root's step for a loop starts once its children's
@@ -64,6 +67,10 @@ class NvlsTreeAllReduce final : public CollectiveAlgorithm {
     return node * gpus_ + gpu;
   }
   void launch(std::int32_t rank) override;
+  // The rank's scatter warps have copied the first loop into NCCL's buffers.
+  void scattered(std::uint64_t rank);
+  // The rank's reduce warps send their shares of every piece, a loop a step.
+  void reduce(std::uint64_t rank);
   void arrived(const Message& message, Time ready, std::uint64_t tag) override;
   // Event argument and transfer tag: stage (2 bits), node (30), piece (32).
   void act(std::uint64_t packed);

@@ -235,6 +235,42 @@ TEST_CASE("an NVLS all-reduce moves its loops one after the other, a step each")
   CHECK(static_cast<double>(one) == doctest::Approx(loop_ps).epsilon(1e-3));
 }
 
+// NVLS's scatter warps copy the first loop into NCCL's buffer before the reduce can read it, and
+// its gather warps copy the last one out after it: each 1 MiB read and written through the GPU's
+// memory (2 MiB at 1 TB/s, 2.097152 us) and Simple's 2.8 us handshake. The loops between are
+// copied while others are reduced, the memory being faster than the links, so one loop and two
+// take the same extra time.
+TEST_CASE("NVLS's scatter and gather copy the first loop in and the last one out") {
+  auto took = [](Bytes size, std::optional<BitRate> memory) {
+    Fabric fabric(star(4), Backend::kFlow);
+    ProtocolOverheads overheads{NcclProtocol::kSimple, 4, {}, {}};
+    overheads.gpu_memory = memory;
+    NvlsAllReduce all_reduce(fabric.sim, *fabric.network, size, overheads);
+    all_reduce.start();
+    (void)fabric.sim.run();
+    REQUIRE(all_reduce.finished());
+    return (all_reduce.finished_at() - all_reduce.started_at()).ps();
+  };
+  for (const std::int64_t loops : {1, 2}) {
+    const Bytes size(loops << 20);  // on 4 GPUs a loop is 1 MiB
+    CHECK(took(size, BitRate::gbps(8'000)) - took(size, std::nullopt) ==
+          2 * (2'097'152 + 2'800'000));
+  }
+  // NVLS-Tree's kernel has the same warps at either end: 2 nodes of 2 GPUs, a loop of 16 x 2 x
+  // 32 KiB.
+  auto tree_took = [](std::optional<BitRate> memory) {
+    Fabric fabric(star(4), Backend::kFlow);
+    ProtocolOverheads overheads{NcclProtocol::kSimple, 2, {}, {}};
+    overheads.gpu_memory = memory;
+    NvlsTreeAllReduce all_reduce(fabric.sim, *fabric.network, 2, 2, Bytes(1 << 20), overheads);
+    all_reduce.start();
+    (void)fabric.sim.run();
+    REQUIRE(all_reduce.finished());
+    return (all_reduce.finished_at() - all_reduce.started_at()).ps();
+  };
+  CHECK(tree_took(BitRate::gbps(8'000)) - tree_took(std::nullopt) == 2 * (2'097'152 + 2'800'000));
+}
+
 // CollNet Direct over 2 nodes of 2 GPUs, 4,000 B in one chunk per slice: for each of the 2 slices
 // and each node, a share to the head, a part across to the other node's head (the switch's sum)
 // and the total back out: 12 transfers, all of them arriving.
