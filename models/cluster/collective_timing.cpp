@@ -1,6 +1,7 @@
 #include "models/cluster/collective_timing.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -93,10 +94,15 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
                                   " have no path between them over the fabric");
     }
   };
+  const std::optional<NcclRing> nccl =
+      servers ? std::optional<NcclRing>(nccl_ring(*servers, nodes, gpus,
+                                                  fabric.topology().nic_rate(), op, protocol, size))
+              : std::nullopt;
+  const std::int32_t channels = setup.channels > 0 ? setup.channels : nccl ? nccl->channels : 1;
   // On a bare fabric every endpoint is its own node, so the rail-aligned rings are the
   // communicator's order on every channel.
   const std::vector<std::vector<std::int32_t>> channel_rings =
-      rail_aligned_rings(nodes, gpus, setup.channels);
+      rail_aligned_rings(nodes, gpus, channels);
   const std::vector<std::vector<std::int32_t>> trees = double_binary_trees(nodes, gpus);
   if (algorithm == NcclAlgorithm::kHierarchical) {
     // Across nodes, the GPUs of one index form a ring.
@@ -141,7 +147,10 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
   if (algorithm == NcclAlgorithm::kRing) {
     overheads.nvlink_step_floor = ring_step_overhead(protocol, nodes, amd_cpus);
   }
-  if (protocol == NcclProtocol::kLL) {
+  if (algorithm == NcclAlgorithm::kRing && nccl && nccl->channel_ceiling) {
+    overheads.network_stream_ceiling = nccl->channel_ceiling;
+    overheads.nvlink_stream_ceiling = nccl->channel_ceiling;
+  } else if (protocol == NcclProtocol::kLL) {
     const bool hopper = servers && servers->compute_capability >= 90;
     const double ceiling = ll_bus_bandwidth_ceiling(nodes, amd_cpus, hopper);
     // busbw is what each rank sends per second, over a ring's channels; a tree all-reduce's is
@@ -223,6 +232,20 @@ std::optional<FastestCollective> time_fastest(
   }
   if (fastest) fastest->events = events;
   return fastest;
+}
+
+NcclRing nccl_ring(const NodePreset& preset, std::int32_t nodes, std::int32_t ranks_per_node,
+                   BitRate nic, CollectiveOp op, NcclProtocol protocol, Bytes size) {
+  if (!nccl_rates(op)) return NcclRing{std::min(preset.gpus, kMostChannels), std::nullopt};
+  const NcclSystem system = nccl_system(preset, nodes, ranks_per_node, nic);
+  const NcclGraphs graphs = nccl_graphs(system);
+  NcclRing ring{nccl_channels(system, graphs, NcclAlgorithm::kRing, protocol, size), std::nullopt};
+  if (const std::optional<float> bus_bandwidth =
+          nccl_bus_bandwidth(system, graphs, op, NcclAlgorithm::kRing, protocol)) {
+    ring.channel_ceiling = BitRate::bps(std::llround(static_cast<double>(*bus_bandwidth) * 8e9 /
+                                                     static_cast<double>(graphs.channels)));
+  }
+  return ring;
 }
 
 NcclSystem nccl_system(const NodePreset& preset, std::int32_t nodes, std::int32_t ranks_per_node,

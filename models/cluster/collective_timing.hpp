@@ -26,7 +26,10 @@ inline constexpr std::int32_t kMostChannels = 64;
 
 struct CollectiveSetup {
   ClusterSpec cluster;
-  std::int32_t channels = 1;  // rings (the tree algorithm uses two trees per GPU of a node)
+  // Rings (the tree algorithm uses two trees per GPU of a node); 0: on GPU servers NCCL's for the
+  // size (nccl_channels), else one per GPU of a node (all-to-all and send/recv, which NCCL's model
+  // does not rate), or one on a bare fabric.
+  std::int32_t channels = 0;
   // The ranks that run the collective (communicator.hpp); empty: every rank, in order.
   std::vector<std::int32_t> communicator;
   bool pxn = true;  // NCCL's PXN for point-to-point across rails (NCCL_PXN_DISABLE=1 turns it off)
@@ -66,6 +69,21 @@ struct TimedCollective {
 // `preset`, whose NICs run at `nic`.
 [[nodiscard]] NcclSystem nccl_system(const NodePreset& preset, std::int32_t nodes,
                                      std::int32_t ranks_per_node, BitRate nic);
+
+// NCCL's ring for `op` of `size` over `nodes` servers of `preset` with `ranks_per_node` GPUs of the
+// communicator on each, NICs at `nic`: the channels NCCL runs the size on, and how fast one of
+// them moves data at most, NCCL's bus bandwidth for the ring and protocol spread over the
+// communicator's channels. A channel is one of NCCL's thread blocks: it does not take up the
+// slack of another, so its steps' latencies add to its own time, as the measured sweeps show
+// (tests/data/nccl_sweeps). No ceiling where NCCL's model does not rate `op` (all-to-all,
+// send/recv): then one channel per GPU of a node, as nccl-tests lays them out.
+struct NcclRing {
+  std::int32_t channels = 1;
+  std::optional<BitRate> channel_ceiling;
+};
+[[nodiscard]] NcclRing nccl_ring(const NodePreset& preset, std::int32_t nodes,
+                                 std::int32_t ranks_per_node, BitRate nic, CollectiveOp op,
+                                 NcclProtocol protocol, Bytes size);
 
 struct FastestCollective {
   TimedCollective timed;

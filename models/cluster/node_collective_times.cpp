@@ -40,7 +40,7 @@ Duration NodeCollectiveTimes::time(CollectiveOp op, Bytes size, std::int32_t gpu
   if (const auto found = times_.find(key); found != times_.end()) return found->second;
   CollectiveSetup setup;
   setup.cluster = one_server_;
-  setup.channels = std::min(one_server_.servers->gpus, kMostChannels);  // as nccl-tests lays out
+  setup.channels = 0;  // as NCCL runs the size, as in nccl-tests
   for (std::int32_t gpu = 0; gpu < gpus; ++gpu) setup.communicator.push_back(gpu);
   const auto pairs = runnable_pairs(op, *allowed_algorithms(""), *allowed_protocols(""),
                                     one_server_.servers->nvlink_sharp, 1, gpus);

@@ -241,32 +241,25 @@ NcclGraphs nccl_graphs(const NcclSystem& system) {
   return graphs;
 }
 
-std::optional<Duration> nccl_model_time(const NcclSystem& system, const NcclGraphs& graphs,
+std::optional<float> nccl_bus_bandwidth(const NcclSystem& system, const NcclGraphs& graphs,
                                         CollectiveOp op, NcclAlgorithm algorithm,
-                                        NcclProtocol protocol, Bytes bytes) {
+                                        NcclProtocol protocol) {
   const std::optional<Algo> found = algo_index(algorithm);
   if (!found) return std::nullopt;
   const Algo a = *found;
   const std::size_t p = proto_index(protocol);
   if (!rated(op, a, p, system, graphs)) return std::nullopt;
   const std::int32_t nodes = system.nodes;
-  const std::int32_t ppn = system.ranks_per_node;
-  const std::int32_t ranks = nodes * ppn;
   const std::size_t cc_index = system.compute_capability >= 90   ? 2
                                : system.compute_capability >= 80 ? 1
                                                                  : 0;
   const std::size_t nodes_index = nodes <= 2 ? static_cast<std::size_t>(nodes - 1) : 2;
   const std::size_t ll_index = nodes == 1 ? cc_index : system.amd_cpus ? 1 : 0;
   const float ll_max_bw = kLlMaxBw[ll_index][nodes_index];
-  const bool all_reduce = op == CollectiveOp::kAllReduce;
-  const std::int32_t steps = all_reduce ? 2 * (ranks - 1)
-                             : op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter
-                                 ? ranks - 1
-                                 : ranks;
   const NcclGraph& graph = a == kTree ? graphs.tree : a == kRing ? graphs.ring : graphs.nvls;
   const auto channels = static_cast<float>(graph.channels);
 
-  // Bandwidth (ncclTopoTuneModel), in NCCL's float and double arithmetic.
+  // ncclTopoTuneModel, in NCCL's float and double arithmetic.
   float bw = nodes <= 2 ? graph.bw_intra : graph.bw_inter;
   if (a == kNvls) bw = std::min(graph.bw_intra, graph.bw_inter);
   if (a == kNvlsTree)
@@ -277,7 +270,7 @@ std::optional<Duration> nccl_model_time(const NcclSystem& system, const NcclGrap
     bus_bw = static_cast<float>(
         std::min<double>(bus_bw * 0.92, channels * kPerChMaxRingLL128[cc_index][nodes_index]));
   }
-  if (a == kTree && all_reduce) {
+  if (a == kTree && op == CollectiveOp::kAllReduce) {
     bus_bw = static_cast<float>(
         std::min<double>(bus_bw * .92, channels * kPerChMaxTree[cc_index][nodes_index]));
   }
@@ -289,10 +282,29 @@ std::optional<Duration> nccl_model_time(const NcclSystem& system, const NcclGrap
                                             channels * kPerChMaxTreeLL128[cc_index][nodes_index]));
   }
   if (a == kTree && graph.tree_pattern) bus_bw = static_cast<float>(bus_bw * .85);
+  if (bus_bw <= 0.0F) return std::nullopt;
+  return bus_bw;
+}
+
+std::optional<Duration> nccl_model_time(const NcclSystem& system, const NcclGraphs& graphs,
+                                        CollectiveOp op, NcclAlgorithm algorithm,
+                                        NcclProtocol protocol, Bytes bytes) {
+  const std::optional<float> bus_bw = nccl_bus_bandwidth(system, graphs, op, algorithm, protocol);
+  if (!bus_bw) return std::nullopt;
+  const Algo a = *algo_index(algorithm);
+  const std::size_t p = proto_index(protocol);
+  const std::int32_t nodes = system.nodes;
+  const std::int32_t ppn = system.ranks_per_node;
+  const std::int32_t ranks = nodes * ppn;
+  const bool all_reduce = op == CollectiveOp::kAllReduce;
+  const std::int32_t steps = all_reduce ? 2 * (ranks - 1)
+                             : op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter
+                                 ? ranks - 1
+                                 : ranks;
   double ratio = .5;
   if (a == kRing) ratio = static_cast<double>(ranks) / steps;
   if (a == kNvls || a == kNvlsTree) ratio = 5.0 / 6.0;
-  float alg_bw = static_cast<float>(bus_bw * ratio);
+  float alg_bw = static_cast<float>(*bus_bw * ratio);
   if (alg_bw <= 0.0F) return std::nullopt;
 
   // Latency.
@@ -336,6 +348,21 @@ std::optional<Duration> nccl_model_time(const NcclSystem& system, const NcclGrap
   return Duration::ps(std::llround(static_cast<double>(time_us) * 1e6));
 }
 
+std::int32_t nccl_channels(const NcclSystem& system, const NcclGraphs& graphs,
+                           NcclAlgorithm algorithm, NcclProtocol protocol, Bytes bytes) {
+  if (algorithm == NcclAlgorithm::kNvls || algorithm == NcclAlgorithm::kNvlsTree) {
+    return graphs.nvls_channels;
+  }
+  const std::size_t p = proto_index(protocol);
+  std::int64_t threshold = kThreadThreshold[p];
+  if (algorithm == NcclAlgorithm::kRing && protocol == NcclProtocol::kLL) {
+    threshold *= std::int64_t{system.nodes} * system.ranks_per_node;
+  }
+  std::int32_t channels = graphs.channels;
+  while (bytes.count() < channels * kMaxThreads[p] * threshold && channels >= 2) --channels;
+  return channels;
+}
+
 std::optional<NcclTunerChoice> nccl_tuner_choice(
     const NcclSystem& system, CollectiveOp op, Bytes bytes,
     const std::vector<std::pair<NcclAlgorithm, NcclProtocol>>& pairs) {
@@ -353,18 +380,7 @@ std::optional<NcclTunerChoice> nccl_tuner_choice(
     }
   }
   if (!best) return std::nullopt;
-  const auto [a, p] = *best_order;
-  if (a == kNvls || a == kNvlsTree) {
-    best->channels = graphs.nvls_channels;
-    return best;
-  }
-  std::int64_t threshold = kThreadThreshold[p];
-  if (a == kRing && p == 0) threshold *= std::int64_t{system.nodes} * system.ranks_per_node;
-  std::int32_t channels = graphs.channels;
-  while (bytes.count() < channels * kMaxThreads[p] * threshold && channels >= 2) {
-    --channels;
-  }
-  best->channels = channels;
+  best->channels = nccl_channels(system, graphs, best->algorithm, best->protocol, bytes);
   return best;
 }
 

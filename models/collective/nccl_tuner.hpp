@@ -82,6 +82,23 @@ struct NcclGraphs {
 
 [[nodiscard]] NcclGraphs nccl_graphs(const NcclSystem& system);
 
+// NCCL's modelled bus bandwidth of `algorithm` with `protocol` over the graph's channels, in its
+// GB/s (ncclTopoTuneModel: channels x speed, then the protocol's ceilings: LL's llMaxBw, LL128's
+// per-channel limits, the tree's), before the tree's per-size correction; empty where NCCL's model
+// does not rate the pair.
+[[nodiscard]] std::optional<float> nccl_bus_bandwidth(const NcclSystem& system,
+                                                      const NcclGraphs& graphs, CollectiveOp op,
+                                                      NcclAlgorithm algorithm,
+                                                      NcclProtocol protocol);
+
+// The channels NCCL runs `bytes` of `algorithm` with `protocol` on (enqueue.cc): the
+// communicator's, fewer while each channel's threads would have less than their threshold of bytes
+// (LL and LL128 8 bytes a thread, Simple 64, the ring's LL times the ranks); NVLS's own for NVLS
+// and NVLS-Tree.
+[[nodiscard]] std::int32_t nccl_channels(const NcclSystem& system, const NcclGraphs& graphs,
+                                         NcclAlgorithm algorithm, NcclProtocol protocol,
+                                         Bytes bytes);
+
 // NCCL's modelled time for `bytes` of `op` (NCCL's count: the whole buffer of an all-reduce, the
 // gathered or scattered whole of an all-gather or reduce-scatter) with one algorithm and protocol;
 // empty where NCCL's model does not rate the pair (not enabled there, or no bandwidth).
@@ -94,10 +111,7 @@ struct NcclTunerChoice {
   NcclAlgorithm algorithm = NcclAlgorithm::kRing;
   NcclProtocol protocol = NcclProtocol::kSimple;
   Duration model_time;
-  // The channels NCCL runs the size on: the communicator's, fewer while each channel's threads
-  // would have less than their threshold of bytes (LL and LL128 8 bytes a thread, Simple 64, the
-  // ring's LL times the ranks); NVLS's own for NVLS and NVLS-Tree.
-  std::int32_t channels = 0;
+  std::int32_t channels = 0;  // nccl_channels for the size
 };
 
 // Among `pairs`, the one NCCL's model rates fastest, the first in NCCL's order (Tree, Ring, NVLS,

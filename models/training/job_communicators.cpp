@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "models/cluster/collective_timing.hpp"
 #include "models/collective/channel_rings.hpp"
 #include "models/collective/fluid_ring.hpp"
 #include "models/collective/nccl_protocol.hpp"
@@ -178,15 +179,19 @@ std::unique_ptr<Collective> JobCommunicators::collective(std::int32_t group_id, 
         protocol_cost(NcclProtocol::kSimple, NcclAlgorithm::kRing).base_latency, group.cost.alpha,
         kJobQueuePairs);
   } else {
-    // Every step of a ring across nodes waits at least on NCCL's proxy, as in nccl-tests.
-    const bool amd_cpus = spec_.servers && spec_.servers->cpu == CpuVendor::kAmd;
+    // NCCL's ring as nccl-tests runs it: its channels for the size, each no faster than NCCL's
+    // speed for a channel, every step across nodes waiting at least on NCCL's proxy.
+    const NodePreset& node = *cluster_.servers();
+    const NcclRing nccl =
+        nccl_ring(node, group.nodes, group.gpus_per_node, cluster_.routing().topology().nic_rate(),
+                  op, NcclProtocol::kSimple, size);
+    ProtocolOverheads overheads{
+        NcclProtocol::kSimple, group.gpus_per_node, nccl.channel_ceiling,
+        ring_step_overhead(NcclProtocol::kSimple, group.nodes, node.cpu == CpuVendor::kAmd)};
+    overheads.nvlink_stream_ceiling = nccl.channel_ceiling;
     made = std::make_unique<RingCollective>(
         sim_, network_of(group),
-        rail_aligned_rings(group.nodes, group.gpus_per_node, group.gpus_per_node), op, size,
-        ProtocolOverheads{NcclProtocol::kSimple,
-                          group.gpus_per_node,
-                          {},
-                          ring_step_overhead(NcclProtocol::kSimple, group.nodes, amd_cpus)},
+        rail_aligned_rings(group.nodes, group.gpus_per_node, nccl.channels), op, size, overheads,
         kJobQueuePairs);
   }
   finish_on(*made, group, std::move(finished));

@@ -3,8 +3,9 @@
 // cluster's network as NCCL's ring (at packet level step by step, ring_collective.hpp; at flow
 // level as a fluid, one stream per link, fluid_ring.hpp) or a send/receive pair
 // (point_to_point.hpp), so that it shares NICs and the fabric with everything else, or is priced
-// (priced_collective.hpp). At packet level each step of a ring across servers waits at least on
-// NCCL's proxy (ring_step_overhead), as in nccl-tests. A group whose members all sit on one server,
+// (priced_collective.hpp). At packet level a ring across servers is nccl-tests' (nccl_ring): NCCL's
+// channels for the size, each no faster than NCCL's speed for a channel, each step waiting at
+// least on NCCL's proxy (ring_step_overhead). A group whose members all sit on one server,
 // where the non-blocking NVSwitch leaves nothing to contend with, pays what `lockstep nccl-tests`
 // times for it there: NCCL's choice of algorithm and protocol for the size, NVLS and LL included
 // (node_collective_times.hpp). On the analytic network level a group across servers pays the

@@ -4,8 +4,8 @@
 //   channel on that ring, at the scenario's network level;
 // - on a cluster of GPU servers (`OP --nodes N [--gpus-per-node G] [--preset P]`): GPUs joined by
 //   their node's NVLink domain, one NIC per GPU on a rail-optimized fabric with a spine per rail
-//   (non-blocking), channels laid out as NCCL does (channel_rings.hpp), one channel per GPU of a
-//   node by default.
+//   (non-blocking), channels laid out as NCCL does (channel_rings.hpp), as many as NCCL runs the
+//   size on by default, each no faster than NCCL's speed for a channel.
 //   The fabric is an ordinary scenario (generated, then loaded like a file, so --set reaches it and
 //   /meta/scenario holds it); NVLink always runs at flow level.
 // `--ranks` narrows the run to a communicator (communicator.hpp), the rest of the cluster idle.
@@ -181,8 +181,9 @@ int nccl_tests_command(const std::vector<std::string>& args) {
       "maxbytes,e", po::value(&max_text), "largest size (default 32M)")(
       "stepfactor,f", po::value(&factor), "multiply the size by this from one row to the next (2)")(
       "channels", po::value(&channels),
-      "rings the data is split over, one queue pair each (default: GPUs per node, at most 64, "
-      "or 1)")("nodes", po::value(&nodes), "run on this many GPU servers instead of a scenario")(
+      "rings the data is split over, one queue pair each (default: on GPU servers as many as "
+      "NCCL runs the size on, one per GPU of a node for alltoall and sendrecv; else 1)")(
+      "nodes", po::value(&nodes), "run on this many GPU servers instead of a scenario")(
       "ranks", po::value(&rank_list),
       "run on these ranks only, a communicator such as a TP group: 0-3,8-11 (default: all); "
       "NCCL lays it out by node, nodes in the order listed")(
@@ -402,7 +403,7 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   setup.communicator = *communicator;
   const char* pxn_disable = std::getenv("NCCL_PXN_DISABLE");
   setup.pxn = pxn_disable == nullptr || std::string(pxn_disable) != "1";
-  setup.channels = channels > 0 ? channels : (servers ? std::min(servers->gpus, kMostChannels) : 1);
+  setup.channels = channels;
   const Routing routing(*loaded->topology);
   const std::int32_t cluster_ranks = loaded->topology->endpoint_count();
   CommunicatorLayout layout;
@@ -456,8 +457,10 @@ int nccl_tests_command(const std::vector<std::string>& args) {
             << ", "
             << (staged.empty() ? ""
                                : std::to_string(staged.size()) + " NIC(s) through host memory, ")
-            << setup.channels << " ring channel(s), algorithm "
-            << (algo_text.empty() ? "auto" : algo_text) << ", protocol "
+            << (setup.channels > 0 ? std::to_string(setup.channels) + " ring channel(s)"
+                : servers          ? "NCCL's ring channels for each size"
+                                   : "1 ring channel(s)")
+            << ", algorithm " << (algo_text.empty() ? "auto" : algo_text) << ", protocol "
             << (proto_text.empty() ? "auto" : proto_text) << ", chosen "
             << (tuner_system ? "by NCCL's cost model" : "fastest") << ", " << gpus_per_thread
             << " GPU(s) per thread at " << format(*launch_overhead.value) << " a launch\n#\n";

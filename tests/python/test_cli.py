@@ -603,9 +603,9 @@ class NcclTests(CliTestCase):
                           "-b", "1G", "-e", "1G", "-o", out)
         self.assert_exit(result, 0)
         self.assertIn("# lockstep nccl-tests all_reduce: 16 ranks on 2 x dgx-h100 (8 GPUs each), "
-                      "fabric at flow level over RDMA, 8 ring channel(s), algorithm auto, "
-                      "protocol auto, chosen by NCCL's cost model, 1 GPU(s) per thread at 4.2us "
-                      "a launch", result.stdout.splitlines())
+                      "fabric at flow level over RDMA, NCCL's ring channels for each size, "
+                      "algorithm auto, protocol auto, chosen by NCCL's cost model, 1 GPU(s) per "
+                      "thread at 4.2us a launch", result.stdout.splitlines())
         rows = [line.split() for line in result.stdout.splitlines() if not line.startswith("#")]
         self.assertEqual(len(rows), 1)
         # NVLS-Tree sends an eighth of the data through each NIC each way, so its busbw passes
@@ -622,18 +622,18 @@ class NcclTests(CliTestCase):
         self.assertEqual(la.meta(out)["scenario_file"], "--nodes 2 --preset dgx-h100")
 
     def test_nccl_own_choice_is_the_default_and_the_fastest_an_option(self):
-        # Across four H100 nodes NCCL's cost model picks NVLS-Tree at 64 MiB (nccl-tests#309's
-        # maintainer: NVLSTree multi-node), where the ring is faster here; --choice fastest times
-        # every pair and keeps the ring.
+        # Across four H100 nodes NCCL's cost model picks NVLS-Tree at 4 MiB (nccl-tests#309's
+        # maintainer: NVLSTree multi-node), where the tree with LL128 is faster here; --choice
+        # fastest times every pair and keeps the tree.
         out = self.dir / "choice.h5"
-        sweep = ["all_reduce", "--nodes", "4", "-b", "64M", "-e", "64M", "-o", out]
+        sweep = ["all_reduce", "--nodes", "4", "-b", "4M", "-e", "4M", "-o", out]
         nccl = lockstep("nccl-tests", *sweep)
         self.assert_exit(nccl, 0)
         self.assertEqual(list(la.load_table(out, "nccl_tests")["algorithm"]), ["NVLSTree"])
         fastest = lockstep("nccl-tests", *sweep, "--choice", "fastest")
         self.assert_exit(fastest, 0)
         self.assertIn("chosen fastest", fastest.stdout)
-        self.assertEqual(list(la.load_table(out, "nccl_tests")["algorithm"]), ["Ring"])
+        self.assertEqual(list(la.load_table(out, "nccl_tests")["algorithm"]), ["Tree"])
         wrong = lockstep("nccl-tests", *sweep, "--choice", "best")
         self.assert_exit(wrong, 2)
         self.assertIn("--choice best: nccl or fastest", wrong.stderr)

@@ -289,7 +289,14 @@ TEST_CASE("war story 6: a NIC's pause storm spreads through the spine and stalls
   }
   CHECK(spine_paused > 0);
   CHECK(leaves_paused >= 2);
-  for (const PortTotalRow& t : twin.rows<PortTotalRow>("port_totals")) CHECK(t.pauses_sent == 0);
+  // The healthy twin pauses only in brief bursts, where the job's channels (two per NIC, as NCCL
+  // runs them across H100 nodes) meet on the leaves' four uplinks: ports held a fraction of a
+  // millisecond in all, against seconds in the storm.
+  std::int64_t twin_paused = 0, storm_paused = 0;
+  for (const PortTotalRow& t : twin.rows<PortTotalRow>("port_totals")) twin_paused += t.paused_ps;
+  for (const PortTotalRow& t : storm.rows<PortTotalRow>("port_totals")) storm_paused += t.paused_ps;
+  CHECK(twin_paused < 1'000'000'000);
+  CHECK(storm_paused > 1'000 * twin_paused);
 }
 
 TEST_CASE("war story 6, the switch's watchdog: a port held paused 100 ms stops honouring pauses") {
