@@ -219,6 +219,7 @@ void CollectiveAlgorithm::send_waiting(const Waiting& transfer) {
   // costs NVLS is charged as bytes too.
   Bytes wire = data;
   Time paced_until = sim_.now();
+  bool paced = false;
   if (overheads_) {
     const bool same_node = from / overheads_->gpus_per_node == to / overheads_->gpus_per_node;
     const double data_per_wire_byte =
@@ -231,9 +232,12 @@ void CollectiveAlgorithm::send_waiting(const Waiting& transfer) {
       Time& free = stream_paced_until_[QueuePairKey{from, to, queue_pair}];
       free = std::max(free, sim_.now()) + tx_time(data, *ceiling);
       paced_until = free;
+      paced = true;
     }
   }
   const std::uint64_t id = network_.send(from, to, wire, queue_pair, *this);
+  // The paced sender's last byte leaves when its pacing ends and still has the path to cross.
+  if (paced) paced_until += network_.latency(from, to, queue_pair);
   std::int64_t relay = -1;
   if (transfer.relay_to >= 0) {
     relay = static_cast<std::int64_t>(relays_.size());

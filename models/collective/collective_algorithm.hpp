@@ -41,7 +41,8 @@ struct ProtocolOverheads {
   // The most data one of the algorithm's streams (a ring's channel, a tree) moves per second
   // between nodes, however fast the wire (the protocol's ceiling, as ll_bus_bandwidth_ceiling):
   // the transfers a rank sends another on one queue pair are paced one after the other at this
-  // rate, and each is noticed no sooner than its pacing ends.
+  // rate, and each is noticed no sooner than its pacing ends and its last byte has crossed the
+  // path (Network::latency).
   std::optional<BitRate> network_stream_ceiling;
   // The least a step inside a node costs beyond the wire: a ring that crosses nodes still has
   // every step wait on NCCL's proxy (ring_step_overhead).

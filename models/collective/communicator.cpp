@@ -57,6 +57,12 @@ std::int32_t CommunicatorNetwork::endpoint_count() const {
   return static_cast<std::int32_t>(members_.size());
 }
 
+Duration CommunicatorNetwork::latency(std::int32_t source, std::int32_t destination,
+                                      std::uint32_t queue_pair) const {
+  return cluster_.latency(members_[static_cast<std::size_t>(source)],
+                          members_[static_cast<std::size_t>(destination)], queue_pair);
+}
+
 std::uint64_t CommunicatorNetwork::send(std::int32_t source, std::int32_t destination, Bytes size,
                                         std::uint32_t queue_pair, MessageListener& listener) {
   check_message_endpoints(source, destination, endpoint_count());

@@ -40,6 +40,8 @@ class CommunicatorNetwork final : public Network, private MessageListener {
   std::uint64_t send(std::int32_t source, std::int32_t destination, Bytes size,
                      std::uint32_t queue_pair, MessageListener& listener) override;
   [[nodiscard]] std::int32_t endpoint_count() const override;
+  [[nodiscard]] Duration latency(std::int32_t source, std::int32_t destination,
+                                 std::uint32_t queue_pair) const override;
 
  private:
   void on_message_complete(const Message& message, const MessageTimes& times) override;

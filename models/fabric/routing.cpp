@@ -195,4 +195,14 @@ std::size_t Routing::table_bytes() const {
          pool_.capacity() * sizeof(PortIndex) + cable_up_.capacity();
 }
 
+Duration path_latency(const Topology& topology, const std::vector<Hop>& hops, Bytes packet) {
+  Duration total;
+  for (std::size_t i = 0; i < hops.size(); ++i) {
+    const Cable& cable = topology.cable(hops[i].cable);
+    total += cable.delay;
+    if (i > 0 && cable.rate.bps() > 0) total += tx_time(packet, cable.rate);
+  }
+  return total;
+}
+
 }  // namespace lockstep

@@ -34,6 +34,11 @@ struct Hop {
   CableId cable = 0;
 };
 
+// The least time a packet of `packet` wire bytes takes along `hops` once it has left the first:
+// every cable's delay, and its serialization again at every hop after the first.
+[[nodiscard]] Duration path_latency(const Topology& topology, const std::vector<Hop>& hops,
+                                    Bytes packet);
+
 class Routing final {
  public:
   static constexpr PortIndex kNoPort = 0xffff;

@@ -21,6 +21,11 @@ class Network {
   virtual std::uint64_t send(std::int32_t source, std::int32_t destination, Bytes size,
                              std::uint32_t queue_pair, MessageListener& listener) = 0;
   [[nodiscard]] virtual std::int32_t endpoint_count() const = 0;
+  // The least time from a message's last byte leaving `source` on the queue pair to its delivery
+  // at `destination`: its path's propagation, and its last packet's store-and-forward at every hop
+  // after the first; no queueing, no sharing.
+  [[nodiscard]] virtual Duration latency(std::int32_t source, std::int32_t destination,
+                                         std::uint32_t queue_pair) const = 0;
 };
 
 // What every backend's send() checks first: two distinct endpoints of `endpoint_count`. Throws

@@ -19,6 +19,12 @@ ClusterNetwork::ClusterNetwork(Network& nvlink, Network& fabric, std::int32_t gp
 
 std::int32_t ClusterNetwork::endpoint_count() const { return fabric_.endpoint_count(); }
 
+Duration ClusterNetwork::latency(std::int32_t source, std::int32_t destination,
+                                 std::uint32_t queue_pair) const {
+  const Network& network = node_of(source) == node_of(destination) ? nvlink_ : fabric_;
+  return network.latency(source, destination, queue_pair);
+}
+
 std::uint64_t ClusterNetwork::send(std::int32_t source, std::int32_t destination, Bytes size,
                                    std::uint32_t queue_pair, MessageListener& listener) {
   const bool same_node = node_of(source) == node_of(destination);

@@ -25,6 +25,8 @@ class ClusterNetwork final : public Network {
   std::uint64_t send(std::int32_t source, std::int32_t destination, Bytes size,
                      std::uint32_t queue_pair, MessageListener& listener) override;
   [[nodiscard]] std::int32_t endpoint_count() const override;
+  [[nodiscard]] Duration latency(std::int32_t source, std::int32_t destination,
+                                 std::uint32_t queue_pair) const override;
 
   [[nodiscard]] std::int32_t node_of(std::int32_t rank) const { return rank / gpus_per_node_; }
 

@@ -498,6 +498,17 @@ double FlowNetwork::rate_bps(std::int32_t source, std::int32_t destination,
   return qp == nullptr ? 0.0 : qp->rate_bps;
 }
 
+Duration FlowNetwork::latency(std::int32_t source, std::int32_t destination,
+                              std::uint32_t queue_pair) const {
+  const QueuePair* qp = find_queue_pair(source, destination, queue_pair);
+  return path_latency(
+      routing_.topology(),
+      qp != nullptr ? qp->hops
+                    : routing_.path(source, destination,
+                                    queue_pair_entropy(seed_, source, destination, queue_pair)),
+      config_.payload_per_packet + config_.header);
+}
+
 std::vector<Hop> FlowNetwork::path(std::int32_t source, std::int32_t destination,
                                    std::uint32_t queue_pair) const {
   const QueuePair* qp = find_queue_pair(source, destination, queue_pair);

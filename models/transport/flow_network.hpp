@@ -79,6 +79,8 @@ class FlowNetwork final : public Network, public FabricControl {
   std::uint64_t send(std::int32_t source, std::int32_t destination, Bytes size,
                      std::uint32_t queue_pair, MessageListener& listener) override;
   [[nodiscard]] std::int32_t endpoint_count() const override;
+  [[nodiscard]] Duration latency(std::int32_t source, std::int32_t destination,
+                                 std::uint32_t queue_pair) const override;
 
   // The direction of a link leaving `node` through its port `port` now runs at `rate` (0 stops it:
   // a paused port). Throws std::invalid_argument for a port that does not exist.

@@ -137,6 +137,14 @@ void PacketNetwork::look_ahead(Simulator& sim, std::size_t fabric_state_bytes) {
 
 std::int32_t PacketNetwork::endpoint_count() const { return routing_.topology().endpoint_count(); }
 
+Duration PacketNetwork::latency(std::int32_t source, std::int32_t destination,
+                                std::uint32_t queue_pair) const {
+  return path_latency(routing_.topology(),
+                      routing().path(source, destination,
+                                     queue_pair_entropy(seed_, source, destination, queue_pair)),
+                      config_.transport.payload_per_packet + config_.transport.header);
+}
+
 Switch& PacketNetwork::switch_node(NodeId node) {
   return *switches_[static_cast<std::size_t>(node - routing_.topology().endpoint_count())];
 }

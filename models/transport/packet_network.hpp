@@ -68,6 +68,8 @@ class PacketNetwork final : public Network, public FabricControl, public Message
   std::uint64_t send(std::int32_t source, std::int32_t destination, Bytes size,
                      std::uint32_t queue_pair, MessageListener& listener) override;
   [[nodiscard]] std::int32_t endpoint_count() const override;
+  [[nodiscard]] Duration latency(std::int32_t source, std::int32_t destination,
+                                 std::uint32_t queue_pair) const override;
   // From the NICs: records the message, then tells whoever sent it.
   void on_message_complete(const Message& message, const MessageTimes& times) override;
   void on_message_delivered(const Message& message, Time delivered) override;

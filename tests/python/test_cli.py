@@ -741,13 +741,14 @@ class NcclTests(CliTestCase):
     def test_gpudirect_off_stages_the_communicators_nics_too(self):
         def busbw(*extra):
             result = lockstep("nccl-tests", "all_reduce", "--nodes", "3", "--ranks", "8-11,16-19",
-                              "--algo", "Ring", "--proto", "Simple", "-b", "256M", "-e", "256M",
+                              "--algo", "Ring", "--proto", "Simple", "-b", "1G", "-e", "1G",
                               *extra, "-o", self.dir / "gdr.h5")
             self.assert_exit(result, 0)
             rows = [line.split() for line in result.stdout.splitlines()
                     if not line.startswith("#")]
             return float(rows[0][7])
-        # Every NIC moves data at half its rate each way through host memory.
+        # Every NIC moves data at half its rate each way through host memory; the ring's step
+        # latencies, which host memory does not lengthen, are a few percent of the time.
         self.assertAlmostEqual(busbw("--no-gpudirect") / busbw(), 0.5, delta=0.03)
 
     def test_run_explains_that_a_network_without_traffic_is_for_collectives(self):

@@ -271,6 +271,26 @@ TEST_CASE("NVLS's scatter and gather copy the first loop in and the last one out
   CHECK(tree_took(BitRate::gbps(8'000)) - tree_took(std::nullopt) == 2 * (2'097'152 + 2'800'000));
 }
 
+// A sender held to a stream ceiling below the wire's rate lets its last byte go when its pacing
+// ends, and that byte still crosses the path: 1,000 B at 1 Gb/s take 8 us to leave, then two 1 us
+// cables and the 1,062 B packet's store-and-forward at the switch (84.96 ns) before the receiver
+// has it; then Simple's base latency (8.4 us) and its step between nodes (11.3 us).
+TEST_CASE("a paced transfer arrives when its pacing ends plus the path's latency") {
+  for (const Backend backend : {Backend::kFlow, Backend::kPacket}) {
+    Fabric fabric(star(2), backend);
+    const std::int64_t latency = 2'000'000 + 84'960;
+    CHECK(fabric.network->latency(0, 1, 0).ps() == latency);
+    ProtocolOverheads overheads{NcclProtocol::kSimple, 1, BitRate::gbps(1), {}};
+    RingCollective send_recv(fabric.sim, *fabric.network, first_ranks(2), CollectiveOp::kSendRecv,
+                             Bytes(1'000), overheads);
+    send_recv.start();
+    (void)fabric.sim.run();
+    REQUIRE(send_recv.finished());
+    CHECK((send_recv.finished_at() - send_recv.started_at()).ps() ==
+          8'400'000 + 8'000'000 + latency + 11'300'000);
+  }
+}
+
 // CollNet Direct over 2 nodes of 2 GPUs, 4,000 B in one chunk per slice: for each of the 2 slices
 // and each node, a share to the head, a part across to the other node's head (the switch's sum)
 // and the total back out: 12 transfers, all of them arriving.

@@ -45,6 +45,10 @@ class RecordingNetwork final : public Network {
     return inner_.send(source, destination, size, queue_pair, listener);
   }
   [[nodiscard]] std::int32_t endpoint_count() const override { return inner_.endpoint_count(); }
+  [[nodiscard]] Duration latency(std::int32_t source, std::int32_t destination,
+                                 std::uint32_t queue_pair) const override {
+    return inner_.latency(source, destination, queue_pair);
+  }
 
   std::set<std::int32_t> endpoints;
 

@@ -421,6 +421,10 @@ class FakeNetwork final : public Network {
     return id;
   }
   [[nodiscard]] std::int32_t endpoint_count() const override { return 4; }
+  [[nodiscard]] Duration latency(std::int32_t /*source*/, std::int32_t /*destination*/,
+                                 std::uint32_t /*queue_pair*/) const override {
+    return Duration::ns(500);  // a message of no bytes is delivered 500 ns after it is sent
+  }
 
   struct Sent {
     Message message;
