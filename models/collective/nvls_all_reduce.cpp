@@ -4,9 +4,8 @@ namespace lockstep {
 
 NvlsAllReduce::NvlsAllReduce(Simulator& sim, Network& network, Bytes size,
                              std::optional<ProtocolOverheads> overheads)
-    : CollectiveAlgorithm(sim, network, every_endpoint(network), overheads, NcclAlgorithm::kNvls),
-      size_(size),
-      steps_(size, nvls_loops(NvlsKernel::kNvls, size, network.endpoint_count(), 1)) {
+    : NvlsKernelCollective(sim, network, overheads, NcclAlgorithm::kNvls, size,
+                           nvls_loops(NvlsKernel::kNvls, size, network.endpoint_count(), 1)) {
   const std::int64_t gpus = network_.endpoint_count();
   // Every GPU sends to and receives from every other one, once a step.
   expect_transfers(std::vector<std::int64_t>(
@@ -17,31 +16,9 @@ Bytes NvlsAllReduce::per_gpu_traffic(Bytes size, std::int32_t gpus) {
   return size + Bytes((size.count() + gpus - 1) / gpus);
 }
 
-void NvlsAllReduce::launch(std::int32_t rank) {
-  if (size_ == Bytes(0)) return;
-  // The scatter warps copy loop after loop into NCCL's buffers ahead of the reduce, faster than it
-  // (the GPU's memory outpaces its NVLink): only the first loop's copy delays it.
-  const Duration scatter = local_copy(steps_.loop_bytes(0));
-  if (scatter == Duration()) {
-    reduce(static_cast<std::uint64_t>(rank));
-  } else {
-    schedule_counted<&NvlsAllReduce::scattered>(sim_.now() + scatter, this,
-                                                static_cast<std::uint64_t>(rank));
-  }
-}
-
-void NvlsAllReduce::scattered(std::uint64_t rank) {
-  event_ran();
-  if (running()) reduce(rank);
-}
-
-void NvlsAllReduce::reduce(std::uint64_t rank_index) {
-  const auto rank = static_cast<std::int32_t>(rank_index);
+void NvlsAllReduce::reduce(std::int32_t rank) {
   const std::int32_t gpus = network_.endpoint_count();
   const std::int32_t last = steps_.count() - 1;
-  // Likewise the gather warps copy each loop out while the next is reduced; only the last one's
-  // copy adds to the end.
-  const Duration gather = local_copy(steps_.loop_bytes(last));
   std::vector<StepTransfer> step(static_cast<std::size_t>(gpus - 1));
   for (std::int32_t s = 0; s <= last; ++s) {
     const Bytes traffic = per_gpu_traffic(steps_.bytes_of(s), gpus);
@@ -52,7 +29,7 @@ void NvlsAllReduce::reduce(std::uint64_t rank_index) {
                                                            0,
                                                            steps_.loops_in(s),
                                                            -1,
-                                                           s == last ? gather : Duration()};
+                                                           s == last ? last_gather() : Duration()};
     }
     send_step(rank, 0, step);
   }

@@ -10,23 +10,19 @@
 // in NCCL's loops (nvls_loops.hpp): the reduce warps of every GPU read and multicast one loop's
 // slice at a time, taking the step's handshake before the next, so each loop is one such round of
 // messages, sent when the GPU's previous round is in and its step latency spent (send_step).
-// Two more warp groups of NCCL's kernel (src/device/all_reduce.h) stand on either side: the scatter
-// warps copy the user's buffer into NCCL's, loop by loop, and the gather warps copy the results
-// out. They copy through the GPU's memory, which is faster than its NVLink, so they keep ahead of
-// the reduce and behind it with room to spare: they cost the first loop's copy before the reduce
-// can start and the last one's after it ends (local_copy). On 8 x H100 that is what made the
-// measured curve rise more slowly than the loops alone explain (tests/data/nccl_sweeps).
+// The kernel's scatter and gather warps copy the first loop in before and the last one out after
+// (nvls_kernel.hpp): on 8 x H100 that is what made the measured curve rise more slowly than the
+// loops alone explain (tests/data/nccl_sweeps).
 // Costs (NCCL's NVLS latency and efficiency) as nccl_protocol.hpp says. Units: Bytes, Time.
 #pragma once
 
 #include <cstdint>
 
-#include "models/collective/collective_algorithm.hpp"
-#include "models/collective/nvls_loops.hpp"
+#include "models/collective/nvls_kernel.hpp"
 
 namespace lockstep {
 
-class NvlsAllReduce final : public CollectiveAlgorithm {
+class NvlsAllReduce final : public NvlsKernelCollective {
  public:
   // Every endpoint of `network` is a GPU of one NVSwitch domain. Without overheads the transfers
   // are bare (the switch's reduction at the full link rate).
@@ -37,15 +33,9 @@ class NvlsAllReduce final : public CollectiveAlgorithm {
   [[nodiscard]] static Bytes per_gpu_traffic(Bytes size, std::int32_t gpus);
 
  private:
-  void launch(std::int32_t rank) override;
-  // The rank's scatter warps have copied the first loop into NCCL's buffers.
-  void scattered(std::uint64_t rank);
   // The rank's reduce warps send their loops, a step each.
-  void reduce(std::uint64_t rank);
+  void reduce(std::int32_t rank) override;
   void arrived(const Message& message, Time ready, std::uint64_t tag) override;
-
-  Bytes size_;
-  SimulatedSteps steps_;
 };
 
 }  // namespace lockstep

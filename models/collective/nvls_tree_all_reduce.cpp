@@ -17,12 +17,10 @@ constexpr std::uint32_t kMulticastQueuePairs = kTrees;
 NvlsTreeAllReduce::NvlsTreeAllReduce(Simulator& sim, Network& network, std::int32_t nodes,
                                      std::int32_t gpus, Bytes size,
                                      std::optional<ProtocolOverheads> overheads)
-    : CollectiveAlgorithm(sim, network, every_endpoint(network), overheads,
-                          NcclAlgorithm::kNvlsTree),
+    : NvlsKernelCollective(sim, network, overheads, NcclAlgorithm::kNvlsTree, size,
+                           nvls_loops(NvlsKernel::kNvlsTree, size, gpus, nodes)),
       nodes_(nodes),
-      gpus_(gpus),
-      size_(size),
-      steps_(size, nvls_loops(NvlsKernel::kNvlsTree, size, gpus, nodes)) {
+      gpus_(gpus) {
   if (nodes_ < 2 || gpus_ < 2) {
     throw std::invalid_argument("NVLS-Tree needs at least two nodes of at least two GPUs each");
   }
@@ -92,26 +90,7 @@ Bytes NvlsTreeAllReduce::piece_bytes(const Piece& piece) const {
                     piece.tree);
 }
 
-void NvlsTreeAllReduce::launch(std::int32_t rank) {
-  if (size_ == Bytes(0)) return;
-  // The scatter warps copy the loops into NCCL's buffers ahead of the reduce, faster than it: only
-  // the first loop's copy delays it (as NvlsAllReduce's).
-  const Duration scatter = local_copy(steps_.loop_bytes(0));
-  if (scatter == Duration()) {
-    reduce(static_cast<std::uint64_t>(rank));
-  } else {
-    schedule_counted<&NvlsTreeAllReduce::scattered>(sim_.now() + scatter, this,
-                                                    static_cast<std::uint64_t>(rank));
-  }
-}
-
-void NvlsTreeAllReduce::scattered(std::uint64_t rank) {
-  event_ran();
-  if (running()) reduce(rank);
-}
-
-void NvlsTreeAllReduce::reduce(std::uint64_t rank_index) {
-  const auto rank = static_cast<std::int32_t>(rank_index);
+void NvlsTreeAllReduce::reduce(std::int32_t rank) {
   const std::int32_t node = rank / gpus_;
   const std::int32_t gpu = rank % gpus_;
   for (std::int32_t chunk = 0; chunk < steps_.count(); ++chunk) {
@@ -149,8 +128,6 @@ NvlsTreeAllReduce::StepTransfer NvlsTreeAllReduce::transfer(Stage stage, std::in
   const bool multicast = stage == Stage::kMulticast;
   const auto queue_pair =
       static_cast<std::uint32_t>(piece.tree) + (multicast ? kMulticastQueuePairs : 0);
-  // The gather warps copy each loop's result out while the next is reduced: only the last one's
-  // copy adds to the end.
   const bool last = piece.chunk == steps_.count() - 1;
   return StepTransfer{to,
                       bytes,
@@ -158,7 +135,7 @@ NvlsTreeAllReduce::StepTransfer NvlsTreeAllReduce::transfer(Stage stage, std::in
                       tag,
                       steps_.loops_in(piece.chunk),
                       -1,
-                      multicast && last ? local_copy(steps_.loop_bytes(piece.chunk)) : Duration()};
+                      multicast && last ? last_gather() : Duration()};
 }
 
 void NvlsTreeAllReduce::arrived(const Message& /*message*/, Time ready, std::uint64_t tag) {

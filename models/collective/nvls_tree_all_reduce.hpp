@@ -10,9 +10,8 @@
 // - multicast: GPU h writes the summed slice to the switch's multicast address, which copies it to
 //   the node's other GPUs.
 // Each slice is cut into NCCL's loops (nvls_loops.hpp), which flow through the stages pipelined.
-// As in NvlsAllReduce, scatter and gather warps copy the loops between the user's buffers and
-// NCCL's on every GPU: the first loop's copy comes before the reduce, the last one's after the
-// multicast.
+// The kernel's scatter and gather warps copy the first loop in before the reduce and the last one
+// out after the multicast (nvls_kernel.hpp).
 // Below the root of a tree the reduce and the multicast are warp groups of their own; at the root
 // the same warps read the shares, add the children's sums and multicast, as NVLS's do in one node
 // (NCCL 2.26.2, src/device/all_reduce.h), so the root's step for a loop starts once its children's
@@ -32,12 +31,11 @@
 #include <optional>
 #include <vector>
 
-#include "models/collective/collective_algorithm.hpp"
-#include "models/collective/nvls_loops.hpp"
+#include "models/collective/nvls_kernel.hpp"
 
 namespace lockstep {
 
-class NvlsTreeAllReduce final : public CollectiveAlgorithm {
+class NvlsTreeAllReduce final : public NvlsKernelCollective {
  public:
   // `network`'s endpoints are nodes x gpus GPUs, node-major (rank = node x gpus + GPU). Throws
   // std::invalid_argument unless there are at least two nodes of at least two GPUs each.
@@ -66,11 +64,8 @@ class NvlsTreeAllReduce final : public CollectiveAlgorithm {
   [[nodiscard]] std::int32_t rank(std::int32_t node, std::int32_t gpu) const {
     return node * gpus_ + gpu;
   }
-  void launch(std::int32_t rank) override;
-  // The rank's scatter warps have copied the first loop into NCCL's buffers.
-  void scattered(std::uint64_t rank);
   // The rank's reduce warps send their shares of every piece, a loop a step.
-  void reduce(std::uint64_t rank);
+  void reduce(std::int32_t rank) override;
   void arrived(const Message& message, Time ready, std::uint64_t tag) override;
   // Event argument and transfer tag: stage (2 bits), node (30), piece (32).
   void act(std::uint64_t packed);
@@ -98,8 +93,6 @@ class NvlsTreeAllReduce final : public CollectiveAlgorithm {
 
   std::int32_t nodes_;
   std::int32_t gpus_;
-  Bytes size_;
-  SimulatedSteps steps_;
   std::vector<std::vector<std::int32_t>> node_parents_;                // [tree][node]
   std::vector<std::vector<std::vector<std::int32_t>>> node_children_;  // [tree][node]
   // How many transfers of its step the root's head still waits for, [node * pieces + piece].
