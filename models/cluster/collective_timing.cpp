@@ -103,7 +103,19 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
   // communicator's order on every channel.
   const std::vector<std::vector<std::int32_t>> channel_rings =
       rail_aligned_rings(nodes, gpus, channels);
-  const std::vector<std::vector<std::int32_t>> trees = double_binary_trees(nodes, gpus);
+  // The communicator's trees, of which the collective runs the first of NCCL's channel order.
+  const std::vector<std::vector<std::int32_t>> communicator_trees =
+      double_binary_trees(nodes, gpus);
+  const std::int32_t tree_channels =
+      setup.channels > 0 ? setup.channels
+      : servers          ? nccl_channels_for(*servers, nodes, gpus, fabric.topology().nic_rate(),
+                                             NcclAlgorithm::kTree, protocol, size)
+                         : static_cast<std::int32_t>(communicator_trees.size());
+  const std::vector<std::vector<std::int32_t>> trees(
+      communicator_trees.begin(),
+      communicator_trees.begin() +
+          std::min<std::ptrdiff_t>(tree_channels,
+                                   static_cast<std::ptrdiff_t>(communicator_trees.size())));
   if (algorithm == NcclAlgorithm::kHierarchical) {
     // Across nodes, the GPUs of one index form a ring.
     for (std::int32_t r = 0; r < ranks; ++r) check_reachable(r, (r + gpus) % ranks);
@@ -154,9 +166,10 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
     const bool hopper = servers && servers->compute_capability >= 90;
     const double ceiling = ll_bus_bandwidth_ceiling(nodes, amd_cpus, hopper);
     // busbw is what each rank sends per second, over a ring's channels; a tree all-reduce's is
-    // twice its algbw, what each rank sends up (or down) its trees.
+    // twice its algbw, what each rank sends up (or down) the communicator's trees. A channel's
+    // share of the ceiling is its own, however few channels the size runs on.
     const std::size_t streams = algorithm == NcclAlgorithm::kRing   ? channel_rings.size()
-                                : algorithm == NcclAlgorithm::kTree ? 2 * trees.size()
+                                : algorithm == NcclAlgorithm::kTree ? 2 * communicator_trees.size()
                                                                     : 0;
     if (streams > 0) {
       const BitRate per_stream =
@@ -232,6 +245,13 @@ std::optional<FastestCollective> time_fastest(
   }
   if (fastest) fastest->events = events;
   return fastest;
+}
+
+std::int32_t nccl_channels_for(const NodePreset& preset, std::int32_t nodes,
+                               std::int32_t ranks_per_node, BitRate nic, NcclAlgorithm algorithm,
+                               NcclProtocol protocol, Bytes size) {
+  const NcclSystem system = nccl_system(preset, nodes, ranks_per_node, nic);
+  return nccl_channels(system, nccl_graphs(system), algorithm, protocol, size);
 }
 
 NcclRing nccl_ring(const NodePreset& preset, std::int32_t nodes, std::int32_t ranks_per_node,

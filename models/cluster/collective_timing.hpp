@@ -26,9 +26,9 @@ inline constexpr std::int32_t kMostChannels = 64;
 
 struct CollectiveSetup {
   ClusterSpec cluster;
-  // Rings (the tree algorithm uses two trees per GPU of a node); 0: on GPU servers NCCL's for the
-  // size (nccl_channels), else one per GPU of a node (all-to-all and send/recv, which NCCL's model
-  // does not rate), or one on a bare fabric.
+  // Rings, or trees (at most two per GPU of a node); 0: on GPU servers NCCL's for the size
+  // (nccl_channels), else one ring per GPU of a node (all-to-all and send/recv, which NCCL's model
+  // does not rate), or one ring on a bare fabric and every tree.
   std::int32_t channels = 0;
   // The ranks that run the collective (communicator.hpp); empty: every rank, in order.
   std::vector<std::int32_t> communicator;
@@ -69,6 +69,13 @@ struct TimedCollective {
 // `preset`, whose NICs run at `nic`.
 [[nodiscard]] NcclSystem nccl_system(const NodePreset& preset, std::int32_t nodes,
                                      std::int32_t ranks_per_node, BitRate nic);
+
+// The channels NCCL runs `algorithm` with `protocol` on for `size` (nccl_channels) over `nodes`
+// servers of `preset` with `ranks_per_node` GPUs of the communicator on each, NICs at `nic`.
+[[nodiscard]] std::int32_t nccl_channels_for(const NodePreset& preset, std::int32_t nodes,
+                                             std::int32_t ranks_per_node, BitRate nic,
+                                             NcclAlgorithm algorithm, NcclProtocol protocol,
+                                             Bytes size);
 
 // NCCL's ring for `op` of `size` over `nodes` servers of `preset` with `ranks_per_node` GPUs of the
 // communicator on each, NICs at `nic`: the channels NCCL runs the size on, and how fast one of

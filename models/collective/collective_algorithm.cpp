@@ -120,8 +120,15 @@ void CollectiveAlgorithm::on_abort() {
 }
 
 void CollectiveAlgorithm::send(std::int32_t from, std::int32_t to, Bytes data,
-                               std::uint32_t queue_pair, std::uint64_t tag) {
-  send_waiting(Waiting{to, from, data, queue_pair, tag});
+                               std::uint32_t queue_pair, std::uint64_t tag,
+                               std::optional<Time> relayed_from) {
+  Waiting transfer{to, from, data, queue_pair, tag};
+  transfer.relayed_from = relayed_from;
+  send_waiting(transfer);
+}
+
+bool CollectiveAlgorithm::forwards_lines() const {
+  return overheads_ && overheads_->protocol != NcclProtocol::kSimple;
 }
 
 void CollectiveAlgorithm::send(const StepTransfer& transfer, std::int32_t from) {
@@ -212,14 +219,17 @@ void CollectiveAlgorithm::send_waiting(const Waiting& transfer) {
   const Bytes data = transfer.data;
   const std::uint32_t queue_pair = transfer.queue_pair;
   if (!has_joined(to)) {
-    waiting_for_[static_cast<std::size_t>(to)].push_back(transfer);
+    // Nothing flows to a rank that has not joined: released, the transfer's pacing begins then.
+    Waiting held = transfer;
+    held.relayed_from.reset();
+    waiting_for_[static_cast<std::size_t>(to)].push_back(held);
     return;
   }
   // The protocol's flags travel with the data (LL moves twice the bytes), and what the NVSwitch
   // costs NVLS is charged as bytes too.
   Bytes wire = data;
   Time paced_until = sim_.now();
-  bool paced = false;
+  std::optional<Time> began;
   if (overheads_) {
     const bool same_node = from / overheads_->gpus_per_node == to / overheads_->gpus_per_node;
     const double data_per_wire_byte =
@@ -230,21 +240,25 @@ void CollectiveAlgorithm::send_waiting(const Waiting& transfer) {
         same_node ? overheads_->nvlink_stream_ceiling : overheads_->network_stream_ceiling;
     if (ceiling) {
       Time& free = stream_paced_until_[QueuePairKey{from, to, queue_pair}];
-      free = std::max(free, sim_.now()) + tx_time(data, *ceiling);
+      began = std::max(free, transfer.relayed_from.value_or(sim_.now()));
+      free = *began + tx_time(data, *ceiling);
       paced_until = free;
-      paced = true;
     }
   }
   const std::uint64_t id = network_.send(from, to, wire, queue_pair, *this);
-  // The paced sender's last byte leaves when its pacing ends and still has the path to cross.
-  if (paced) paced_until += network_.latency(from, to, queue_pair);
+  // The paced sender's bytes leave while its pacing lasts and still have the path to cross.
+  if (began) {
+    const Duration latency = network_.latency(from, to, queue_pair);
+    paced_until += latency;
+    *began += latency;
+  }
   std::int64_t relay = -1;
   if (transfer.relay_to >= 0) {
     relay = static_cast<std::int64_t>(relays_.size());
     relays_.push_back(Waiting{transfer.relay_to, to, data, queue_pair, transfer.tag});
   }
   in_flight_.emplace(id, InFlight{sim_.now(), transfer.tag, paced_until, transfer.step_stream,
-                                  transfer.steps, relay, transfer.copied_out});
+                                  transfer.steps, relay, transfer.copied_out, began});
   ++unacknowledged_;
 }
 
@@ -289,6 +303,7 @@ void CollectiveAlgorithm::on_message_delivered(const Message& message, Time deli
       }
     }
   }
+  arrival_began_ = transfer.began.value_or(delivered);
   arrived(message, ready, transfer.tag);
 }
 

@@ -84,13 +84,23 @@ class CollectiveAlgorithm : public Collective, public MessageListener {
   // A transfer sent with `tag` arrived at message.destination, which can act on it at `ready`
   // (after the step latency; not before now).
   virtual void arrived(const Message& message, Time ready, std::uint64_t tag) = 0;
+  // Inside arrived(): when the arriving transfer's first bytes reached its receiver. For a paced
+  // stream (ProtocolOverheads::network_stream_ceiling) that is when its pacing began plus the
+  // path's latency; for any other transfer, its delivery.
+  [[nodiscard]] Time arrival_began() const { return arrival_began_; }
+  // Whether the protocol forwards data as it arrives: LL's and LL128's threads pass each line on
+  // the moment its flag shows it, where Simple waits for a step's whole data.
+  [[nodiscard]] bool forwards_lines() const;
 
   // How many transfers the collective has, and how many each rank (by endpoint) sends or receives.
   void expect_transfers(std::vector<std::int64_t> per_rank);
   // Sends `data` bytes of payload as the protocol's wire bytes; `tag` comes back with the arrival.
-  // A transfer to a rank that has not joined waits for it.
+  // A transfer to a rank that has not joined waits for it. A transfer that passes on data still
+  // arriving (forwards_lines) names when that data began to arrive, `relayed_from`
+  // (arrival_began): its pacing may begin then rather than now, so a stream's ceiling is paid once
+  // along a chain of ranks, not once at every hop.
   void send(std::int32_t from, std::int32_t to, Bytes data, std::uint32_t queue_pair,
-            std::uint64_t tag);
+            std::uint64_t tag, std::optional<Time> relayed_from = std::nullopt);
   // Sends as send() does, or, where PXN applies (ProtocolOverheads::pxn), in two transfers: over
   // NVLink to pxn_relay(from, to), then from there over its NIC on the receiver's rail. The
   // arrival of the second is the transfer's arrival.
@@ -139,6 +149,7 @@ class CollectiveAlgorithm : public Collective, public MessageListener {
     std::int32_t steps = 1;            // the step latencies it takes
     std::int64_t relay = -1;           // PXN's first leg: its second, in relays_
     Duration copied_out = Duration();  // StepTransfer::copied_out
+    std::optional<Time> began = std::nullopt;  // a paced stream's first bytes at the receiver
   };
   struct Waiting {
     std::int32_t to = 0;
@@ -150,6 +161,7 @@ class CollectiveAlgorithm : public Collective, public MessageListener {
     std::int32_t steps = 1;
     std::int32_t relay_to = -1;  // PXN's first leg: where its relay sends it on
     Duration copied_out = Duration();
+    std::optional<Time> relayed_from = std::nullopt;  // send()'s
   };
   // send_step's warp groups: the steps each holds back while one is under way.
   struct StepStream {
@@ -198,6 +210,7 @@ class CollectiveAlgorithm : public Collective, public MessageListener {
   std::int32_t ranks_yet_to_arrive_ = 0;
   Time latest_arrival_;
   Time last_noticed_;
+  Time arrival_began_;  // arrival_began()'s, for the arrival being handed to arrived()
 };
 
 }  // namespace lockstep

@@ -27,8 +27,8 @@ std::vector<std::vector<std::int32_t>> double_binary_trees(std::int32_t nodes, s
     build(0, nodes, -1, node_at, node_parents.emplace_back(static_cast<std::size_t>(nodes), -1));
   }
   std::vector<std::vector<std::int32_t>> trees;
-  for (std::int32_t head = 0; head < gpus; ++head) {
-    for (const std::vector<std::int32_t>& node_parent : node_parents) {
+  for (const std::vector<std::int32_t>& node_parent : node_parents) {
+    for (std::int32_t head = 0; head < gpus; ++head) {
       std::vector<std::int32_t>& parents =
           trees.emplace_back(static_cast<std::size_t>(nodes * gpus));
       for (std::int32_t node = 0; node < nodes; ++node) {

@@ -59,6 +59,15 @@ TreeAllReduce::TreeAllReduce(Simulator& sim, Network& network,
   expect_transfers(std::move(per_rank));
   arrived_up_.assign(parents_.size(),
                      std::vector<std::int32_t>(ranks * static_cast<std::size_t>(chunks_), 0));
+  if (forwards_lines()) {
+    inputs_began_.assign(parents_.size(),
+                         std::vector<Time>(ranks * static_cast<std::size_t>(chunks_)));
+  }
+}
+
+std::size_t TreeAllReduce::slot(std::int32_t rank, std::int32_t chunk) const {
+  return static_cast<std::size_t>(rank) * static_cast<std::size_t>(chunks_) +
+         static_cast<std::size_t>(chunk);
 }
 
 Bytes TreeAllReduce::chunk_size(std::int32_t tree, std::int32_t chunk) const {
@@ -92,12 +101,21 @@ void TreeAllReduce::launch_on_tree(std::int32_t tree, std::int32_t rank) {
 }
 
 void TreeAllReduce::send_chunk(std::int32_t tree, std::int32_t chunk, bool up, std::int32_t from,
-                               std::int32_t to) {
+                               std::int32_t to, std::optional<Time> relayed_from) {
   send(from, to, chunk_size(tree, chunk), first_queue_pair_ + static_cast<std::uint32_t>(tree),
-       pack(tree, chunk, up, to));
+       pack(tree, chunk, up, to), relayed_from);
 }
 
 void TreeAllReduce::arrived(const Message& /*message*/, Time ready, std::uint64_t tag) {
+  if (!inputs_began_.empty()) {
+    // A chunk's inputs all arrive before the rank acts on the last of them, and what comes down
+    // comes after all that went up.
+    const auto tree = static_cast<std::size_t>(tag >> 48);
+    Time& began = inputs_began_[tree][slot(static_cast<std::int32_t>(tag & 0x7fffffff),
+                                           static_cast<std::int32_t>((tag >> 32) & 0xffff))];
+    const bool up = ((tag >> 31) & 1) != 0;
+    began = up ? std::max(began, arrival_began()) : arrival_began();
+  }
   if (ready == sim_.now()) {
     act(tag);
   } else {
@@ -120,19 +138,22 @@ void TreeAllReduce::chunk_arrived(std::int32_t tree, std::int32_t chunk, bool up
                                   std::int32_t rank) {
   const auto t = static_cast<std::size_t>(tree);
   const std::vector<std::int32_t>& children = children_[t][static_cast<std::size_t>(rank)];
+  const std::optional<Time> relayed_from =
+      inputs_began_.empty() ? std::nullopt
+                            : std::optional<Time>(inputs_began_[t][slot(rank, chunk)]);
   if (up) {
-    std::int32_t& count =
-        arrived_up_[t][static_cast<std::size_t>(rank) * static_cast<std::size_t>(chunks_) +
-                       static_cast<std::size_t>(chunk)];
+    std::int32_t& count = arrived_up_[t][slot(rank, chunk)];
     if (++count < static_cast<std::int32_t>(children.size())) return;
     const std::int32_t parent = parents_[t][static_cast<std::size_t>(rank)];
     if (parent >= 0) {
-      send_chunk(tree, chunk, true, rank, parent);
+      send_chunk(tree, chunk, true, rank, parent, relayed_from);
       return;
     }
   }
   // The root has the reduced chunk, or a rank got it from above: pass it down.
-  for (const std::int32_t child : children) send_chunk(tree, chunk, false, rank, child);
+  for (const std::int32_t child : children) {
+    send_chunk(tree, chunk, false, rank, child, relayed_from);
+  }
 }
 
 }  // namespace lockstep

@@ -181,8 +181,8 @@ int nccl_tests_command(const std::vector<std::string>& args) {
       "maxbytes,e", po::value(&max_text), "largest size (default 32M)")(
       "stepfactor,f", po::value(&factor), "multiply the size by this from one row to the next (2)")(
       "channels", po::value(&channels),
-      "rings the data is split over, one queue pair each (default: on GPU servers as many as "
-      "NCCL runs the size on, one per GPU of a node for alltoall and sendrecv; else 1)")(
+      "rings (or trees) the data is split over, one queue pair each (default: on GPU servers as "
+      "many as NCCL runs the size on, one per GPU of a node for alltoall and sendrecv; else 1)")(
       "nodes", po::value(&nodes), "run on this many GPU servers instead of a scenario")(
       "ranks", po::value(&rank_list),
       "run on these ranks only, a communicator such as a TP group: 0-3,8-11 (default: all); "
@@ -457,9 +457,9 @@ int nccl_tests_command(const std::vector<std::string>& args) {
             << ", "
             << (staged.empty() ? ""
                                : std::to_string(staged.size()) + " NIC(s) through host memory, ")
-            << (setup.channels > 0 ? std::to_string(setup.channels) + " ring channel(s)"
-                : servers          ? "NCCL's ring channels for each size"
-                                   : "1 ring channel(s)")
+            << (setup.channels > 0 ? std::to_string(setup.channels) + " channel(s)"
+                : servers          ? "NCCL's channels for each size"
+                                   : "1 channel(s)")
             << ", algorithm " << (algo_text.empty() ? "auto" : algo_text) << ", protocol "
             << (proto_text.empty() ? "auto" : proto_text) << ", chosen "
             << (tuner_system ? "by NCCL's cost model" : "fastest") << ", " << gpus_per_thread

@@ -603,7 +603,7 @@ class NcclTests(CliTestCase):
                           "-b", "1G", "-e", "1G", "-o", out)
         self.assert_exit(result, 0)
         self.assertIn("# lockstep nccl-tests all_reduce: 16 ranks on 2 x dgx-h100 (8 GPUs each), "
-                      "fabric at flow level over RDMA, NCCL's ring channels for each size, "
+                      "fabric at flow level over RDMA, NCCL's channels for each size, "
                       "algorithm auto, protocol auto, chosen by NCCL's cost model, 1 GPU(s) per "
                       "thread at 4.2us a launch", result.stdout.splitlines())
         rows = [line.split() for line in result.stdout.splitlines() if not line.startswith("#")]

@@ -663,16 +663,16 @@ TEST_CASE("double binary trees: a chain per node to a head, heads in two shifted
     CHECK(tree_depth(parents) == 7 + 4);
     for (std::size_t r = 0; r < parents.size(); ++r) {
       const std::int32_t p = parents[r];
-      // Between nodes only heads talk, on one rail: GPU h in trees 2h and 2h + 1.
+      // Between nodes only heads talk, on one rail: GPU h in trees h and 8 + h.
       if (p >= 0 && p / 8 != static_cast<std::int32_t>(r) / 8) {
-        CHECK(p % 8 == static_cast<std::int32_t>(t / 2));
-        CHECK(static_cast<std::int32_t>(r) % 8 == static_cast<std::int32_t>(t / 2));
+        CHECK(p % 8 == static_cast<std::int32_t>(t % 8));
+        CHECK(static_cast<std::int32_t>(r) % 8 == static_cast<std::int32_t>(t % 8));
       }
     }
   }
   // The second tree is the first shifted by one node: their roots differ.
   CHECK(std::find(trees[0].begin(), trees[0].end(), -1) - trees[0].begin() !=
-        std::find(trees[1].begin(), trees[1].end(), -1) - trees[1].begin());
+        std::find(trees[8].begin(), trees[8].end(), -1) - trees[8].begin());
 }
 
 }  // namespace

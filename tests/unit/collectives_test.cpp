@@ -340,6 +340,28 @@ TEST_CASE("a tree's LL steps between nodes cost NCCL's tree latency") {
         6'800'000 + 2 * 2'300'000);
 }
 
+// LL passes each line on as it arrives, so a stream held to a ceiling pays it once however many
+// ranks relay it. With one GPU per node every hop crosses the network; 1,000 B paced at 1 Gb/s
+// take 8 us to leave the first sender, against 169.92 ns unpaced: LL's 2,000 wire bytes in two
+// 1,000 B packets with 62 B of headers each, at 100 Gb/s. Each relay's pacing begins when its data
+// began to arrive, and ends before the data has all arrived, so only the first hop is late: by
+// 8 us - 169.92 ns, on a chain of 2 ranks (up and down one hop) and of 3 (two hops each way) alike.
+// Paced hop by hop, the chain of 3 would be late by four times that.
+TEST_CASE("an LL tree pays its stream's ceiling once along a chain, not at every hop") {
+  auto took = [](const std::vector<std::int32_t>& parents, std::optional<BitRate> ceiling) {
+    Fabric fabric(star(static_cast<std::int32_t>(parents.size())), Backend::kFlow);
+    TreeAllReduce tree(fabric.sim, *fabric.network, {parents}, Bytes(1'000),
+                       ProtocolOverheads{NcclProtocol::kLL, 1, ceiling, {}});
+    tree.start();
+    (void)fabric.sim.run();
+    REQUIRE(tree.finished());
+    return (tree.finished_at() - tree.started_at()).ps();
+  };
+  const std::int64_t late = 8'000'000 - 169'920;
+  CHECK(took({-1, 0}, BitRate::gbps(1)) - took({-1, 0}, std::nullopt) == late);
+  CHECK(took({-1, 0, 1}, BitRate::gbps(1)) - took({-1, 0, 1}, std::nullopt) == late);
+}
+
 // A ring across nodes waits on NCCL's proxy at every step, even inside a node: with 2 GPUs per node
 // on a ring of 4, the all-reduce's last chunk comes through 6 hops, 3 of them inside a node, each
 // raised from Simple's 2.8 us to a floor of 5 us: 3 x 2.2 us later. NCCL's figures: 3 x 1 us with
