@@ -217,14 +217,7 @@ std::unique_ptr<Collective> JobCommunicators::send(std::int32_t group_id, std::i
         sim_, static_cast<std::int32_t>(group.gpus.size()), std::vector<std::int32_t>{from, to},
         base + ring_collective_time(CollectiveOp::kSendRecv, 2, size, cost));
   } else {
-    if (!group.network) {
-      std::vector<std::int32_t> members;
-      for (const std::int32_t m : group.member_of_local) {
-        members.push_back(group.gpus[static_cast<std::size_t>(m)]);
-      }
-      group.network = std::make_unique<CommunicatorNetwork>(cluster_.network(), std::move(members));
-    }
-    made = std::make_unique<PointToPoint>(sim_, *group.network, from, to, size,
+    made = std::make_unique<PointToPoint>(sim_, network_of(group), from, to, size,
                                           ProtocolOverheads{NcclProtocol::kSimple, 1, {}, {}},
                                           kJobQueuePairs);
   }
