@@ -13,6 +13,7 @@
 #include "models/collective/hierarchical_all_reduce.hpp"
 #include "models/collective/nccl_choice.hpp"
 #include "models/collective/nvls_all_reduce.hpp"
+#include "models/collective/nvls_loops.hpp"
 #include "models/collective/nvls_tree_all_reduce.hpp"
 #include "models/collective/tree_all_reduce.hpp"
 #include "models/gpu/gpu_spec.hpp"
@@ -177,6 +178,12 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
       (nodes > 1 ? overheads.network_stream_ceiling : overheads.nvlink_stream_ceiling) = per_stream;
     }
   }
+  const std::int32_t channels_run =
+      algorithm == NcclAlgorithm::kRing   ? static_cast<std::int32_t>(channel_rings.size())
+      : algorithm == NcclAlgorithm::kTree ? static_cast<std::int32_t>(trees.size())
+      : algorithm == NcclAlgorithm::kNvls || algorithm == NcclAlgorithm::kNvlsTree
+          ? kNvlsChannelsSm90
+          : 1;
   std::unique_ptr<Collective> collective;
   switch (algorithm) {
     case NcclAlgorithm::kRing:
@@ -220,11 +227,13 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
                              std::string(collective_name(op)) + " of " + format(size) +
                              " stopped before its end with nothing left to run");
     }
-    return TimedCollective{false, *longest, sim.now(), sim.events_processed(), layout.members, {}};
+    return TimedCollective{false,          *longest, sim.now(),   sim.events_processed(),
+                           layout.members, {},       channels_run};
   }
   return TimedCollective{true,           collective->finished_at() - collective->started_at(),
                          sim.now(),      sim.events_processed(),
-                         layout.members, collective->rank_transfer_times()};
+                         layout.members, collective->rank_transfer_times(),
+                         channels_run};
 }
 
 std::optional<FastestCollective> time_fastest(

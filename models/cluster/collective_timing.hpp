@@ -43,6 +43,9 @@ struct TimedCollective {
   std::uint64_t events = 0;
   std::vector<std::int32_t> ranks;  // the communicator's global ranks, node-major
   std::vector<RankTransferTimes> rank_transfer_times;  // for each (CollectiveAlgorithm)
+  // NCCL's channels it ran on: its rings, its trees or NVLS's channels; 1 for lockstep's
+  // hierarchical all-reduce and for CollNet, whose channels are not modelled.
+  std::int32_t channels = 1;
 };
 
 // The setup's communicator laid out by node (communicator.hpp), every rank in order when it names

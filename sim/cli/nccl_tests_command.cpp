@@ -54,6 +54,7 @@ struct ResultRow {
   FixedText<16> algorithm;
   FixedText<8> protocol;
   std::int64_t collective_ps;
+  std::int64_t channels;
 };
 
 // Per size and rank: how long the rank's transfers took, the view that finds the rank the others
@@ -110,7 +111,8 @@ TableLayout result_layout() {
       {column("op", &Row::op), column("ranks", &Row::ranks), column("bytes", &Row::bytes),
        column("count", &Row::count), column("time_ps", &Row::time_ps),
        column("bus_factor", &Row::bus_factor), column("algorithm", &Row::algorithm),
-       column("protocol", &Row::protocol), column("collective_ps", &Row::collective_ps)});
+       column("protocol", &Row::protocol), column("collective_ps", &Row::collective_ps),
+       column("channels", &Row::channels)});
 }
 
 // An option's value, else the environment variable NCCL users set, else automatic.
@@ -126,7 +128,14 @@ std::string option_or_environment(const std::string& option, const char* variabl
 // DGX-A100 (NVIDIA/nccl-tests issue 123: 10, 16.9 and 33.7 us for 2, 4 and 8 GPUs, linear in the
 // GPUs one thread launches on; tests/data/nccl_sweeps: 32 us), about 4.2 us per GPU; a bare
 // cuLaunchKernel takes 3.0-3.3 us (meta-pytorch/tritonbench PR 1017), NCCL's enqueue the rest.
+// Those small sizes run on one or two channels.
 constexpr const char* kDefaultLaunchOverhead = "4.2us";
+// NCCL's enqueue also does work for each channel an operation runs on (src/enqueue.cc: a work
+// batch per channel in the kernel's plan). The four -g 8 sweeps on 8 x H100 in
+// tests/data/nccl_sweeps show it: the iteration floor follows the channels NCCL runs the size on,
+// not the size, from 35 us on one channel to 41.7-43.5 us on 24 (1 MiB), flat from there to 4 MiB:
+// 45 ns a channel beyond the first on each GPU. No other published figure gives it.
+constexpr Duration kEnqueuePerChannel = Duration::ns(45);
 // The largest NVLink domain built (NVL576): a server of more GPUs is a typo, and would cost
 // minutes a size for a ring per GPU over every GPU.
 constexpr std::int32_t kMostGpusPerNode = 576;
@@ -173,8 +182,11 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   bool quiet = false;
   const std::string launch_overhead_help =
       "the host's time to enqueue one NCCL operation on a GPU and launch its kernel: nccl-tests "
-      "issues its iterations back to back, so none is shorter than this times -g (default " +
-      std::string(kDefaultLaunchOverhead) + "; 0us as with CUDA graphs, nccl-tests -G)";
+      "issues its iterations back to back, so none is shorter than this times -g, plus 45ns for "
+      "each channel beyond the first that the operation runs on (default " +
+      std::string(kDefaultLaunchOverhead) +
+      "; 0us as with CUDA graphs, nccl-tests -G, which "
+      "leaves no host work)";
   options.add_options()("help,h", "show this help")("quiet,q", po::bool_switch(&quiet),
                                                     "no progress line")(
       "minbytes,b", po::value(&min_text), "smallest size, bytes with K, M or G (default 32M)")(
@@ -430,7 +442,11 @@ int nccl_tests_command(const std::vector<std::string>& args) {
               << ranks << " ranks\n";
     return exit_code::kBadInput;
   }
-  const Duration issue = *launch_overhead.value * gpus_per_thread;
+  // What the host takes to issue one iteration of a size that runs on `channels_run` channels.
+  const auto issue = [&](std::int32_t channels_run) {
+    if (*launch_overhead.value == Duration()) return Duration();
+    return (*launch_overhead.value + kEnqueuePerChannel * (channels_run - 1)) * gpus_per_thread;
+  };
   // NCCL's own choice needs what its tuning reads of a server; a bare fabric has none.
   const std::optional<NcclSystem> tuner_system =
       choice == "nccl" && servers && nccl_rates(*op)
@@ -518,15 +534,15 @@ int nccl_tests_command(const std::vector<std::string>& args) {
       const double factor_of_op = bus_bandwidth_factor(*op, ranks);
       // The host issues the next iteration while the GPUs run this one: an iteration takes the
       // longer of the two.
-      const Duration iteration = std::max(timed->time, issue);
+      const Duration iteration = std::max(timed->time, issue(timed->channels));
       // The fabric carries the same bytes in place and out of place: one time for both halves.
       std::cout << nccl_tests::row(*op, shape, ranks, iteration, iteration) << std::endl;
       busbw_sum += nccl_tests::algbw(shape.size, iteration) * factor_of_op;
       ++rows;
-      results.append(ResultRow{FixedText<16>(op_name), ranks, shape.size.count(), shape.count,
-                               iteration.ps(), factor_of_op,
-                               FixedText<16>(algorithm_name(chosen.first)),
-                               FixedText<8>(protocol_name(chosen.second)), timed->time.ps()});
+      results.append(
+          ResultRow{FixedText<16>(op_name), ranks, shape.size.count(), shape.count, iteration.ps(),
+                    factor_of_op, FixedText<16>(algorithm_name(chosen.first)),
+                    FixedText<8>(protocol_name(chosen.second)), timed->time.ps(), timed->channels});
     }
     results.flush();
     rank_results.flush();

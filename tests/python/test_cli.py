@@ -544,21 +544,25 @@ class NcclTests(CliTestCase):
         self.assertTrue(out.is_file())
 
     def test_one_thread_launching_on_eight_gpus_sets_a_floor_under_every_iteration(self):
-        # nccl-tests -g 8: one thread launches each iteration on the 8 GPUs in turn, 4.2 us each,
-        # and issues the next while the GPUs run: no iteration is shorter than 33.6 us, and those
-        # whose GPUs take longer keep their own time (time_ps is the printed time, collective_ps
-        # the GPUs').
+        # nccl-tests -g 8: one thread launches each iteration on the 8 GPUs in turn, 4.2 us each
+        # and 45 ns more for each channel beyond the first, and issues the next while the GPUs
+        # run: no iteration is shorter than that, 33.6 us at one channel, and those whose GPUs
+        # take longer keep their own time (time_ps is the printed time, collective_ps the GPUs').
         out = self.dir / "floor.h5"
         result = lockstep("nccl-tests", "all_reduce", "--nodes", "1", "-g", "8", "-b", "8", "-e",
                           "64M", "-f", "8", "-o", out)
         self.assert_exit(result, 0)
         self.assertIn("8 GPU(s) per thread at 4.2us a launch", result.stdout.splitlines()[0])
         table = la.load_table(out, "nccl_tests")
-        floor = 33_600_000
-        self.assertTrue((table["time_ps"] == table["collective_ps"].clip(lower=floor)).all())
-        self.assertEqual(int(table["time_ps"].iloc[0]), floor)
-        self.assertLess(int(table["collective_ps"].iloc[0]), floor)
-        self.assertGreater(int(table["collective_ps"].iloc[-1]), floor)
+        floor = 8 * (4_200_000 + 45_000 * (table["channels"] - 1))
+        self.assertTrue((table["time_ps"] == table["collective_ps"].where(
+            table["collective_ps"] > floor, floor)).all())
+        # Ring/LL runs 8 B on one channel and 256 KiB on 8 (32 KiB a channel, NCCL's threshold).
+        self.assertEqual(list(table["channels"][table["bytes"] <= 256 << 10]), [1, 1, 1, 1, 1, 8])
+        self.assertEqual(int(table["time_ps"].iloc[0]), 33_600_000)
+        self.assertEqual(int(table["time_ps"].iloc[5]), 8 * (4_200_000 + 7 * 45_000))
+        self.assertLess(int(table["collective_ps"].iloc[0]), int(floor.iloc[0]))
+        self.assertGreater(int(table["collective_ps"].iloc[-1]), int(floor.iloc[-1]))
         rows = [line.split() for line in result.stdout.splitlines() if not line.startswith("#")]
         self.assertEqual(rows[0][5], "33.60")
         # CUDA graphs (nccl-tests -G) launch a whole loop at once: no floor.
