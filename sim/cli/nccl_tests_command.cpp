@@ -182,11 +182,10 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   bool quiet = false;
   const std::string launch_overhead_help =
       "the host's time to enqueue one NCCL operation on a GPU and launch its kernel: nccl-tests "
-      "issues its iterations back to back, so none is shorter than this times -g, plus 45ns for "
-      "each channel beyond the first that the operation runs on (default " +
-      std::string(kDefaultLaunchOverhead) +
-      "; 0us as with CUDA graphs, nccl-tests -G, which "
-      "leaves no host work)";
+      "issues its iterations back to back, so none is shorter than this times -g, plus " +
+      format(kEnqueuePerChannel) + " for each channel beyond the first that the operation runs " +
+      "on (default " + std::string(kDefaultLaunchOverhead) +
+      "; 0us as with CUDA graphs, nccl-tests -G, which leaves no host work)";
   options.add_options()("help,h", "show this help")("quiet,q", po::bool_switch(&quiet),
                                                     "no progress line")(
       "minbytes,b", po::value(&min_text), "smallest size, bytes with K, M or G (default 32M)")(
