@@ -285,13 +285,14 @@ def compare(name, header, factor, rows, binary, directory):
         checked = results[label]
         if not checked:
             print(f"   {label:<22} no sizes in the sweep")
-            cells.append("-")
+            cells.append((0, 0, "-"))
             continue
         passed = sum(ok for ok, _, _ in checked)
         worst = max(checked, key=lambda c: float("inf") if c[1] is None else abs(c[1]))
         print(f"   {label:<22} {passed}/{len(checked)} sizes pass, worst "
               f"{percent(worst[1])} at {human(worst[2])}")
-        cells.append(f"{passed}/{len(checked)} worst {percent(worst[1])} @{human(worst[2])}")
+        cells.append((passed, len(checked),
+                      f"{passed}/{len(checked)} worst {percent(worst[1])} @{human(worst[2])}"))
     print()
     return cells
 
@@ -330,11 +331,17 @@ def main():
     width = max(len(name) for name, _ in summary)
     print("== summary (in-place busbw and time; pass/sizes, worst error @ size)")
     print(f"{'sweep':<{width}}  " + "  ".join(f"{label:<30}" for label, *_ in TARGETS))
+    compared = [cells for _, cells in summary if not isinstance(cells, str)]
     for name, cells in summary:
         if isinstance(cells, str):
             print(f"{name:<{width}}  {cells}")
         else:
-            print(f"{name:<{width}}  " + "  ".join(f"{cell:<30}" for cell in cells))
+            print(f"{name:<{width}}  " + "  ".join(f"{text:<30}" for _, _, text in cells))
+    if len(compared) > 1:
+        totals = [f"{sum(c[i][0] for c in compared)}/{sum(c[i][1] for c in compared)}"
+                  for i in range(len(TARGETS))]
+        print(f"{'sweeps compared: ' + str(len(compared)):<{width}}  "
+              + "  ".join(f"{total:<30}" for total in totals))
 
 
 if __name__ == "__main__":
