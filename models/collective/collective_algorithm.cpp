@@ -219,10 +219,7 @@ void CollectiveAlgorithm::send_waiting(const Waiting& transfer) {
   const Bytes data = transfer.data;
   const std::uint32_t queue_pair = transfer.queue_pair;
   if (!has_joined(to)) {
-    // Nothing flows to a rank that has not joined: released, the transfer's pacing begins then.
-    Waiting held = transfer;
-    held.relayed_from.reset();
-    waiting_for_[static_cast<std::size_t>(to)].push_back(held);
+    waiting_for_[static_cast<std::size_t>(to)].push_back(transfer);
     return;
   }
   // The protocol's flags travel with the data (LL moves twice the bytes), and what the NVSwitch
@@ -240,7 +237,11 @@ void CollectiveAlgorithm::send_waiting(const Waiting& transfer) {
         same_node ? overheads_->nvlink_stream_ceiling : overheads_->network_stream_ceiling;
     if (ceiling) {
       Time& free = stream_paced_until_[QueuePairKey{from, to, queue_pair}];
-      began = std::max(free, transfer.relayed_from.value_or(sim_.now()));
+      // A relay's data flows from when it began to arrive, but to a rank only once it has joined.
+      const Time receiver_joined = *recorded_arrival(to) + cost_.base_latency;
+      began =
+          std::max(free, transfer.relayed_from ? std::max(*transfer.relayed_from, receiver_joined)
+                                               : sim_.now());
       free = *began + tx_time(data, *ceiling);
       paced_until = free;
     }

@@ -344,7 +344,8 @@ TEST_CASE("a tree's LL steps between nodes cost NCCL's tree latency") {
 // ranks relay it. With one GPU per node every hop crosses the network; 1,000 B paced at 1 Gb/s
 // take 8 us to leave the first sender, against 169.92 ns unpaced: LL's 2,000 wire bytes in two
 // 1,000 B packets with 62 B of headers each, at 100 Gb/s. Each relay's pacing begins when its data
-// began to arrive, and ends before the data has all arrived, so only the first hop is late: by
+// began to arrive, and ends before the relay's own transfer (which leaves once its input is all in)
+// has crossed the wire, so only the first hop is late: by
 // 8 us - 169.92 ns, on a chain of 2 ranks (up and down one hop) and of 3 (two hops each way) alike.
 // Paced hop by hop, the chain of 3 would be late by four times that.
 TEST_CASE("an LL tree pays its stream's ceiling once along a chain, not at every hop") {
@@ -360,6 +361,28 @@ TEST_CASE("an LL tree pays its stream's ceiling once along a chain, not at every
   const std::int64_t late = 8'000'000 - 169'920;
   CHECK(took({-1, 0}, BitRate::gbps(1)) - took({-1, 0}, std::nullopt) == late);
   CHECK(took({-1, 0, 1}, BitRate::gbps(1)) - took({-1, 0, 1}, std::nullopt) == late);
+}
+
+// A relay's data flows to a rank only once it has joined. On the chain 2 -> 1 -> 0, ranks 1 and 2
+// join at 6.8 us (LL's base latency) and rank 2's 1,000 B reach rank 1 from 8.885 us (its path:
+// two 1 us cables and a packet's 84.96 ns); rank 1 passes them on at 19.185 us, once they are all
+// in (8 us of pacing, the path and LL's 2.3 us step). A root that joins at 12.8 or 14.8 us, between
+// the two, takes the relay from its own join, not from 8.885 us, so its 8 us of pacing outlast the
+// wire and everything after moves with the join: the root 2 us later ends the all-reduce 2 us
+// later.
+TEST_CASE("a relayed LL stream reaches a rank that joined late no sooner than its join") {
+  auto finished = [](Duration root_arrives) {
+    Fabric fabric(star(3), Backend::kFlow);
+    TreeAllReduce tree(fabric.sim, *fabric.network, {{-1, 0, 1}}, Bytes(1'000),
+                       ProtocolOverheads{NcclProtocol::kLL, 1, BitRate::gbps(1), {}});
+    tree.arrive(1, Time::zero());
+    tree.arrive(2, Time::zero());
+    tree.arrive(0, Time::zero() + root_arrives);
+    (void)fabric.sim.run();
+    REQUIRE(tree.finished());
+    return tree.finished_at();
+  };
+  CHECK(finished(Duration::us(8)) - finished(Duration::us(6)) == Duration::us(2));
 }
 
 // A ring across nodes waits on NCCL's proxy at every step, even inside a node: with 2 GPUs per node
