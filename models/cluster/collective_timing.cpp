@@ -167,8 +167,8 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
     const bool hopper = servers && servers->compute_capability >= 90;
     const double ceiling = ll_bus_bandwidth_ceiling(nodes, amd_cpus, hopper);
     // busbw is what each rank sends per second, over a ring's channels; a tree all-reduce's is
-    // twice its algbw, what each rank sends up (or down) the communicator's trees. A channel's
-    // share of the ceiling is its own, however few channels the size runs on.
+    // twice its algbw, what each rank sends up (or down) the communicator's trees. A tree's share
+    // of the ceiling is its own, however few of the communicator's trees the size runs on.
     const std::size_t streams = algorithm == NcclAlgorithm::kRing   ? channel_rings.size()
                                 : algorithm == NcclAlgorithm::kTree ? 2 * communicator_trees.size()
                                                                     : 0;

@@ -134,7 +134,8 @@ constexpr const char* kDefaultLaunchOverhead = "4.2us";
 // batch per channel in the kernel's plan). The four -g 8 sweeps on 8 x H100 in
 // tests/data/nccl_sweeps show it: the iteration floor follows the channels NCCL runs the size on,
 // not the size, from 35 us on one channel to 41.7-43.5 us on 24 (1 MiB), flat from there to 4 MiB:
-// 45 ns a channel beyond the first on each GPU. No other published figure gives it.
+// 45 ns a channel beyond the first on each GPU. No other published figure gives it, and no sweep
+// gives it for NCCL's point-to-point path (all-to-all, send/recv), which is left without it.
 constexpr Duration kEnqueuePerChannel = Duration::ns(45);
 // The largest NVLink domain built (NVL576): a server of more GPUs is a typo, and would cost
 // minutes a size for a ring per GPU over every GPU.
@@ -183,8 +184,8 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   const std::string launch_overhead_help =
       "the host's time to enqueue one NCCL operation on a GPU and launch its kernel: nccl-tests "
       "issues its iterations back to back, so none is shorter than this times -g, plus " +
-      format(kEnqueuePerChannel) + " for each channel beyond the first that the operation runs " +
-      "on (default " + std::string(kDefaultLaunchOverhead) +
+      format(kEnqueuePerChannel) + " for each channel beyond the first that a collective (not " +
+      "alltoall or sendrecv) runs on (default " + std::string(kDefaultLaunchOverhead) +
       "; 0us as with CUDA graphs, nccl-tests -G, which leaves no host work)";
   options.add_options()("help,h", "show this help")("quiet,q", po::bool_switch(&quiet),
                                                     "no progress line")(
@@ -193,8 +194,9 @@ int nccl_tests_command(const std::vector<std::string>& args) {
       "stepfactor,f", po::value(&factor), "multiply the size by this from one row to the next (2)")(
       "channels", po::value(&channels),
       "rings (or trees) the data is split over, one queue pair each (default: on GPU servers as "
-      "many as NCCL runs the size on, one per GPU of a node for alltoall and sendrecv; else 1)")(
-      "nodes", po::value(&nodes), "run on this many GPU servers instead of a scenario")(
+      "many as NCCL runs the size on, one per GPU of a node for alltoall and sendrecv; else one "
+      "ring, or both trees)")("nodes", po::value(&nodes),
+                              "run on this many GPU servers instead of a scenario")(
       "ranks", po::value(&rank_list),
       "run on these ranks only, a communicator such as a TP group: 0-3,8-11 (default: all); "
       "NCCL lays it out by node, nodes in the order listed")(
@@ -474,7 +476,7 @@ int nccl_tests_command(const std::vector<std::string>& args) {
                                : std::to_string(staged.size()) + " NIC(s) through host memory, ")
             << (setup.channels > 0 ? std::to_string(setup.channels) + " channel(s)"
                 : servers          ? "NCCL's channels for each size"
-                                   : "1 channel(s)")
+                                   : "1 ring channel or both trees")
             << ", algorithm " << (algo_text.empty() ? "auto" : algo_text) << ", protocol "
             << (proto_text.empty() ? "auto" : proto_text) << ", chosen "
             << (tuner_system ? "by NCCL's cost model" : "fastest") << ", " << gpus_per_thread
@@ -533,7 +535,8 @@ int nccl_tests_command(const std::vector<std::string>& args) {
       const double factor_of_op = bus_bandwidth_factor(*op, ranks);
       // The host issues the next iteration while the GPUs run this one: an iteration takes the
       // longer of the two.
-      const Duration iteration = std::max(timed->time, issue(timed->channels));
+      const Duration iteration =
+          std::max(timed->time, issue(nccl_rates(*op) ? timed->channels : 1));
       // The fabric carries the same bytes in place and out of place: one time for both halves.
       std::cout << nccl_tests::row(*op, shape, ranks, iteration, iteration) << std::endl;
       busbw_sum += nccl_tests::algbw(shape.size, iteration) * factor_of_op;

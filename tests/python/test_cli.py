@@ -543,6 +543,17 @@ class NcclTests(CliTestCase):
                                sum(float(r[7]) for r in rows) / len(rows), delta=0.01)
         self.assertTrue(out.is_file())
 
+    def test_the_tree_runs_on_the_channels_nccl_runs_the_size_on(self):
+        # Tree/LL takes a channel per 4 KiB (512 threads x 8 B, NCCL's thread threshold), up to the
+        # communicator's 16 across two DGX H100: 1 at 4 KiB, 4 at 16 KiB, 16 at 64 KiB and on.
+        out = self.dir / "tree_channels.h5"
+        result = lockstep("nccl-tests", "all_reduce", "--nodes", "2", "--algo", "Tree", "--proto",
+                          "LL", "-b", "4K", "-e", "256K", "-f", "4", "-o", out)
+        self.assert_exit(result, 0)
+        table = la.load_table(out, "nccl_tests")
+        self.assertEqual(list(table["channels"]), [1, 4, 16, 16])
+        self.assertEqual(set(table["algorithm"]), {"Tree"})
+
     def test_one_thread_launching_on_eight_gpus_sets_a_floor_under_every_iteration(self):
         # nccl-tests -g 8: one thread launches each iteration on the 8 GPUs in turn, 4.2 us each
         # and 45 ns more for each channel beyond the first, and issues the next while the GPUs
