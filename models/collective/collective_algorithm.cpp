@@ -237,11 +237,12 @@ void CollectiveAlgorithm::send_waiting(const Waiting& transfer) {
         same_node ? overheads_->nvlink_stream_ceiling : overheads_->network_stream_ceiling;
     if (ceiling) {
       Time& free = stream_paced_until_[QueuePairKey{from, to, queue_pair}];
-      // A relay's data flows from when it began to arrive, but to a rank only once it has joined.
-      const Time receiver_joined = *recorded_arrival(to) + cost_.base_latency;
-      began =
-          std::max(free, transfer.relayed_from ? std::max(*transfer.relayed_from, receiver_joined)
-                                               : sim_.now());
+      Time flows_from = sim_.now();
+      if (transfer.relayed_from) {
+        // A relay's data flows from when it began to arrive, but to a rank only once it joined.
+        flows_from = std::max(*transfer.relayed_from, *recorded_arrival(to) + cost_.base_latency);
+      }
+      began = std::max(free, flows_from);
       free = *began + tx_time(data, *ceiling);
       paced_until = free;
     }

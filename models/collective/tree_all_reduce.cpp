@@ -11,6 +11,20 @@ std::uint64_t pack(std::int32_t tree, std::int32_t chunk, bool up, std::int32_t 
          (static_cast<std::uint64_t>(up ? 1 : 0) << 31) | static_cast<std::uint64_t>(rank);
 }
 
+// What pack() packed: the chunk of a tree a transfer carries, its direction and its receiver.
+struct Addressed {
+  std::int32_t tree = 0;
+  std::int32_t chunk = 0;
+  bool up = false;
+  std::int32_t rank = 0;
+};
+
+Addressed unpack(std::uint64_t packed) {
+  return {static_cast<std::int32_t>(packed >> 48),
+          static_cast<std::int32_t>((packed >> 32) & 0xffff), ((packed >> 31) & 1) != 0,
+          static_cast<std::int32_t>(packed & 0x7fffffff)};
+}
+
 }  // namespace
 
 TreeAllReduce::TreeAllReduce(Simulator& sim, Network& network,
@@ -110,11 +124,9 @@ void TreeAllReduce::arrived(const Message& /*message*/, Time ready, std::uint64_
   if (!inputs_began_.empty()) {
     // A chunk's inputs all arrive before the rank acts on the last of them, and what comes down
     // comes after all that went up.
-    const auto tree = static_cast<std::size_t>(tag >> 48);
-    Time& began = inputs_began_[tree][slot(static_cast<std::int32_t>(tag & 0x7fffffff),
-                                           static_cast<std::int32_t>((tag >> 32) & 0xffff))];
-    const bool up = ((tag >> 31) & 1) != 0;
-    began = up ? std::max(began, arrival_began()) : arrival_began();
+    const Addressed to = unpack(tag);
+    Time& began = inputs_began_[static_cast<std::size_t>(to.tree)][slot(to.rank, to.chunk)];
+    began = to.up ? std::max(began, arrival_began()) : arrival_began();
   }
   if (ready == sim_.now()) {
     act(tag);
@@ -129,9 +141,8 @@ void TreeAllReduce::act_event(std::uint64_t packed) {
 }
 
 void TreeAllReduce::act(std::uint64_t packed) {
-  chunk_arrived(static_cast<std::int32_t>(packed >> 48),
-                static_cast<std::int32_t>((packed >> 32) & 0xffff), ((packed >> 31) & 1) != 0,
-                static_cast<std::int32_t>(packed & 0x7fffffff));
+  const Addressed to = unpack(packed);
+  chunk_arrived(to.tree, to.chunk, to.up, to.rank);
 }
 
 void TreeAllReduce::chunk_arrived(std::int32_t tree, std::int32_t chunk, bool up,
