@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "models/cluster/cluster.hpp"
+#include "models/cluster/nccl_collective.hpp"
 #include "models/collective/collective_algorithm.hpp"
 #include "models/collective/collective_op.hpp"
 #include "models/collective/communicator.hpp"
@@ -20,9 +21,6 @@
 #include "sim/core/simulator.hpp"
 
 namespace lockstep {
-
-// NCCL's MAXCHANNELS: the rings a collective is split over at most.
-inline constexpr std::int32_t kMostChannels = 64;
 
 struct CollectiveSetup {
   ClusterSpec cluster;
@@ -67,33 +65,6 @@ struct TimedCollective {
     const CollectiveSetup& setup, const Routing& fabric, CollectiveOp op, Bytes size,
     NcclAlgorithm algorithm, NcclProtocol protocol, const std::function<bool()>& stop,
     std::optional<Duration> longest = std::nullopt);
-
-// What NCCL's tuning sees of a communicator of `ranks_per_node` GPUs on each of `nodes` servers of
-// `preset`, whose NICs run at `nic`.
-[[nodiscard]] NcclSystem nccl_system(const NodePreset& preset, std::int32_t nodes,
-                                     std::int32_t ranks_per_node, BitRate nic);
-
-// The channels NCCL runs `algorithm` with `protocol` on for `size` (nccl_channels) over `nodes`
-// servers of `preset` with `ranks_per_node` GPUs of the communicator on each, NICs at `nic`.
-[[nodiscard]] std::int32_t nccl_channels_for(const NodePreset& preset, std::int32_t nodes,
-                                             std::int32_t ranks_per_node, BitRate nic,
-                                             NcclAlgorithm algorithm, NcclProtocol protocol,
-                                             Bytes size);
-
-// NCCL's ring for `op` of `size` over `nodes` servers of `preset` with `ranks_per_node` GPUs of the
-// communicator on each, NICs at `nic`: the channels NCCL runs the size on, and how fast one of
-// them moves data at most, NCCL's bus bandwidth for the ring and protocol spread over the
-// communicator's channels. A channel is one of NCCL's thread blocks: it does not take up the
-// slack of another, so its steps' latencies add to its own time, as the measured sweeps show
-// (tests/data/nccl_sweeps). No ceiling where NCCL's model does not rate `op` (all-to-all,
-// send/recv): then one channel per GPU of a node, as nccl-tests lays them out.
-struct NcclRing {
-  std::int32_t channels = 1;
-  std::optional<BitRate> channel_ceiling;
-};
-[[nodiscard]] NcclRing nccl_ring(const NodePreset& preset, std::int32_t nodes,
-                                 std::int32_t ranks_per_node, BitRate nic, CollectiveOp op,
-                                 NcclProtocol protocol, Bytes size);
 
 struct FastestCollective {
   TimedCollective timed;

@@ -43,8 +43,9 @@ CommunicatorLayout communicator_layout(const std::vector<std::int32_t>& communic
   return layout;
 }
 
-CommunicatorNetwork::CommunicatorNetwork(Network& cluster, std::vector<std::int32_t> members)
-    : cluster_(cluster), members_(std::move(members)) {
+CommunicatorNetwork::CommunicatorNetwork(Network& cluster, std::vector<std::int32_t> members,
+                                         std::uint32_t first_queue_pair)
+    : cluster_(cluster), members_(std::move(members)), first_queue_pair_(first_queue_pair) {
   for (const std::int32_t member : members_) {
     if (member < 0 || member >= cluster.endpoint_count()) {
       throw std::invalid_argument("communicator member " + std::to_string(member) +
@@ -60,23 +61,25 @@ std::int32_t CommunicatorNetwork::endpoint_count() const {
 Duration CommunicatorNetwork::latency(std::int32_t source, std::int32_t destination,
                                       std::uint32_t queue_pair) const {
   return cluster_.latency(members_[static_cast<std::size_t>(source)],
-                          members_[static_cast<std::size_t>(destination)], queue_pair);
+                          members_[static_cast<std::size_t>(destination)],
+                          first_queue_pair_ + queue_pair);
 }
 
 std::uint64_t CommunicatorNetwork::send(std::int32_t source, std::int32_t destination, Bytes size,
                                         std::uint32_t queue_pair, MessageListener& listener) {
   check_message_endpoints(source, destination, endpoint_count());
-  const std::uint64_t id =
-      cluster_.send(members_[static_cast<std::size_t>(source)],
-                    members_[static_cast<std::size_t>(destination)], size, queue_pair, *this);
+  const std::uint64_t id = cluster_.send(members_[static_cast<std::size_t>(source)],
+                                         members_[static_cast<std::size_t>(destination)], size,
+                                         first_queue_pair_ + queue_pair, *this);
   sent_.emplace(id, Sent{&listener, source, destination});
   return id;
 }
 
-Message CommunicatorNetwork::local(const Message& message, const Sent& sent) {
+Message CommunicatorNetwork::local(const Message& message, const Sent& sent) const {
   Message out = message;
   out.source = sent.source;
   out.destination = sent.destination;
+  out.queue_pair -= first_queue_pair_;
   return out;
 }
 

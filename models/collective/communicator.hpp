@@ -32,10 +32,13 @@ struct CommunicatorLayout {
 
 // The cluster's network as the communicator's local ranks see it: sends between local ranks go
 // between their global ranks, and listeners hear of messages under local ranks. Message ids are
-// the cluster network's.
+// the cluster network's. Its queue pairs are the cluster's from `first_queue_pair` on, as NCCL
+// opens queue pairs of its own for a communicator: a training job's collectives then never queue
+// behind another traffic's messages on one queue pair.
 class CommunicatorNetwork final : public Network, private MessageListener {
  public:
-  CommunicatorNetwork(Network& cluster, std::vector<std::int32_t> members);
+  CommunicatorNetwork(Network& cluster, std::vector<std::int32_t> members,
+                      std::uint32_t first_queue_pair = 0);
 
   std::uint64_t send(std::int32_t source, std::int32_t destination, Bytes size,
                      std::uint32_t queue_pair, MessageListener& listener) override;
@@ -53,10 +56,11 @@ class CommunicatorNetwork final : public Network, private MessageListener {
     std::int32_t source = 0;
     std::int32_t destination = 0;
   };
-  [[nodiscard]] static Message local(const Message& message, const Sent& sent);
+  [[nodiscard]] Message local(const Message& message, const Sent& sent) const;
 
   Network& cluster_;
   std::vector<std::int32_t> members_;
+  std::uint32_t first_queue_pair_;
   std::unordered_map<std::uint64_t, Sent> sent_;  // by id; never iterated
 };
 

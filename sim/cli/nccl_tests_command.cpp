@@ -24,6 +24,7 @@
 #include <optional>
 
 #include "models/cluster/collective_timing.hpp"
+#include "models/cluster/nccl_collective.hpp"
 #include "models/collective/communicator.hpp"
 #include "models/collective/nccl_choice.hpp"
 #include "models/collective/nccl_tests.hpp"
