@@ -1,6 +1,7 @@
 #include "models/collective/fluid_ring.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace lockstep {
@@ -22,18 +23,21 @@ std::vector<std::int32_t> members_of(const std::vector<std::vector<std::int32_t>
 
 FluidRing::FluidRing(Simulator& sim, Network& network, std::vector<std::vector<std::int32_t>> rings,
                      CollectiveOp op, Bytes size, Duration base_latency, Duration step_latency,
-                     std::uint32_t first_queue_pair)
+                     double data_per_wire_byte)
     : CollectiveAlgorithm(sim, network, members_of(rings), std::nullopt, NcclAlgorithm::kRing),
       rings_(std::move(rings)),
       op_(op),
       size_(size),
       base_latency_(base_latency),
       step_latency_(step_latency),
-      first_queue_pair_(first_queue_pair),
+      data_per_wire_byte_(data_per_wire_byte),
       yet_to_join_(static_cast<std::int64_t>(participants().size())) {
   if (op != CollectiveOp::kAllReduce && op != CollectiveOp::kReduceScatter &&
       op != CollectiveOp::kAllGather) {
     throw std::invalid_argument("a fluid ring runs all-reduce, reduce-scatter or all-gather");
+  }
+  if (!(data_per_wire_byte > 0.0 && data_per_wire_byte <= 1.0)) {
+    throw std::invalid_argument("a protocol carries more than no data and at most its wire bytes");
   }
   std::vector<std::int64_t> per_rank(static_cast<std::size_t>(network.endpoint_count()), 0);
   if (rings_[0].size() > 1) {
@@ -62,10 +66,12 @@ void FluidRing::stream() {
     const std::vector<std::int32_t>& ring = rings_[static_cast<std::size_t>(c)];
     // Each step passes one n-th of the channel's share across every link of its ring.
     const Bytes share = even_share(size_, channels, c);
-    const Bytes streamed((share.count() + n - 1) / n * steps);
+    const std::int64_t streamed = (share.count() + n - 1) / n * steps;
+    const Bytes wire(
+        static_cast<std::int64_t>(std::ceil(static_cast<double>(streamed) / data_per_wire_byte_)));
     for (std::int64_t p = 0; p < n; ++p) {
-      send(ring[static_cast<std::size_t>(p)], ring[static_cast<std::size_t>((p + 1) % n)], streamed,
-           first_queue_pair_ + static_cast<std::uint32_t>(c), 0);
+      send(ring[static_cast<std::size_t>(p)], ring[static_cast<std::size_t>((p + 1) % n)], wire,
+           static_cast<std::uint32_t>(c), 0);
     }
   }
 }

@@ -26,11 +26,13 @@ namespace lockstep {
 class FluidRing final : public CollectiveAlgorithm {
  public:
   // One ring per channel, each listing the same distinct endpoints of `network`; channel c uses
-  // queue pair first_queue_pair + c. Throws std::invalid_argument for an op other than all-reduce,
-  // reduce-scatter or all-gather, without a ring, or for rings that differ in their members.
+  // queue pair c. The protocol's flags travel with the data: each link carries the ring's bytes
+  // divided by `data_per_wire_byte` (nccl_protocol.hpp: 1/2 for LL, 120/128 for LL128). Throws
+  // std::invalid_argument for an op other than all-reduce, reduce-scatter or all-gather, without a
+  // ring, for rings that differ in their members, or for data_per_wire_byte outside (0, 1].
   FluidRing(Simulator& sim, Network& network, std::vector<std::vector<std::int32_t>> rings,
             CollectiveOp op, Bytes size, Duration base_latency, Duration step_latency,
-            std::uint32_t first_queue_pair = 0);
+            double data_per_wire_byte = 1.0);
 
  private:
   void launch(std::int32_t rank) override;
@@ -42,7 +44,7 @@ class FluidRing final : public CollectiveAlgorithm {
   Bytes size_;
   Duration base_latency_;
   Duration step_latency_;
-  std::uint32_t first_queue_pair_;
+  double data_per_wire_byte_;
   std::int64_t yet_to_join_;
 };
 

@@ -3,13 +3,12 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "models/cluster/collective_timing.hpp"
+#include "models/cluster/nccl_collective.hpp"
 #include "models/collective/channel_rings.hpp"
 #include "models/collective/fluid_ring.hpp"
 #include "models/collective/nccl_protocol.hpp"
 #include "models/collective/point_to_point.hpp"
 #include "models/collective/priced_collective.hpp"
-#include "models/collective/ring_collective.hpp"
 #include "models/node/server_config.hpp"
 
 namespace lockstep {
@@ -28,6 +27,7 @@ struct JobCommunicators::Group {
   std::int32_t nodes = 1;
   std::int32_t gpus_per_node = 1;  // members per node (1 when they differ from node to node)
   std::unique_ptr<CommunicatorNetwork> network;
+  Duration path;  // the longest fabric path between members, which a step across servers waits on
   AlphaBeta cost;
 };
 
@@ -69,6 +69,7 @@ std::int32_t JobCommunicators::add_group(std::vector<std::int32_t> gpus) {
     group->local_of_member[static_cast<std::size_t>(
         group->member_of_local[static_cast<std::size_t>(local)])] = local;
   }
+  group->path = longest_path(group->gpus);
   group->cost = cost_between(*group, group->gpus);
   groups_.push_back(std::move(group));
   return static_cast<std::int32_t>(groups_.size() - 1);
@@ -114,7 +115,10 @@ AlphaBeta JobCommunicators::cost_between(const Group& group,
   BitRate slowest = nic_rate(gpus[0]);
   for (const std::int32_t gpu : gpus) slowest = std::min(slowest, nic_rate(gpu));
   const BitRate per_rank = std::min(BitRate::bps(slowest.bps() * group.gpus_per_node), nvlink);
-  // The longest path between two members on different nodes sets the ring's step latency.
+  return AlphaBeta{longest_path(gpus) + protocol.network_step, per_rank};
+}
+
+Duration JobCommunicators::longest_path(const std::vector<std::int32_t>& gpus) const {
   Duration path;
   const std::int32_t gpus_per_server = cluster_.gpus_per_node();
   for (std::size_t i = 1; i < gpus.size(); ++i) {
@@ -125,7 +129,7 @@ AlphaBeta JobCommunicators::cost_between(const Group& group,
     }
     path = std::max(path, delay);
   }
-  return AlphaBeta{path + protocol.network_step, per_rank};
+  return path;
 }
 
 CommunicatorNetwork& JobCommunicators::network_of(Group& group) {
@@ -134,7 +138,8 @@ CommunicatorNetwork& JobCommunicators::network_of(Group& group) {
     for (const std::int32_t m : group.member_of_local) {
       members.push_back(group.gpus[static_cast<std::size_t>(m)]);
     }
-    group.network = std::make_unique<CommunicatorNetwork>(cluster_.network(), std::move(members));
+    group.network = std::make_unique<CommunicatorNetwork>(cluster_.network(), std::move(members),
+                                                          kJobQueuePairs);
   }
   return *group.network;
 }
@@ -170,29 +175,22 @@ std::unique_ptr<Collective> JobCommunicators::collective(std::int32_t group_id, 
     std::vector<std::int32_t> everyone(static_cast<std::size_t>(n));
     for (std::int32_t m = 0; m < n; ++m) everyone[static_cast<std::size_t>(m)] = m;
     made = std::make_unique<PricedCollective>(sim_, n, std::move(everyone), price(group, op, size));
-  } else if (level_ == NetworkModel::kFlow &&
-             (op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter ||
-              op == CollectiveOp::kAllGather)) {
-    made = std::make_unique<FluidRing>(
-        sim_, network_of(group),
-        rail_aligned_rings(group.nodes, group.gpus_per_node, group.gpus_per_node), op, size,
-        protocol_cost(NcclProtocol::kSimple, NcclAlgorithm::kRing).base_latency, group.cost.alpha,
-        kJobQueuePairs);
   } else {
-    // NCCL's ring as nccl-tests runs it: its channels for the size, each no faster than NCCL's
-    // speed for a channel, every step across nodes waiting at least on NCCL's proxy.
-    const NodePreset& node = *cluster_.servers();
-    const NcclRing nccl =
-        nccl_ring(node, group.nodes, group.gpus_per_node, cluster_.routing().topology().nic_rate(),
-                  op, NcclProtocol::kSimple, size);
-    ProtocolOverheads overheads{
-        NcclProtocol::kSimple, group.gpus_per_node, nccl.channel_ceiling,
-        ring_step_overhead(NcclProtocol::kSimple, group.nodes, node.cpu == CpuVendor::kAmd)};
-    overheads.nvlink_stream_ceiling = nccl.channel_ceiling;
-    made = std::make_unique<RingCollective>(
-        sim_, network_of(group),
-        rail_aligned_rings(group.nodes, group.gpus_per_node, nccl.channels), op, size, overheads,
-        kJobQueuePairs);
+    const NcclCommunicator nccl{cluster_.servers(), group.nodes, group.gpus_per_node,
+                                cluster_.routing().topology().nic_rate()};
+    const auto [algorithm, protocol] = nccl_default_choice(nccl, op, size);
+    if (level_ == NetworkModel::kFlow && algorithm == NcclAlgorithm::kRing &&
+        (op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter ||
+         op == CollectiveOp::kAllGather)) {
+      const ProtocolCost cost = protocol_cost(protocol, NcclAlgorithm::kRing);
+      made = std::make_unique<FluidRing>(
+          sim_, network_of(group),
+          rail_aligned_rings(group.nodes, group.gpus_per_node, group.gpus_per_node), op, size,
+          cost.base_latency, group.path + cost.network_step, cost.data_per_wire_byte);
+    } else {
+      made = make_nccl_collective(sim_, network_of(group), nccl, op, size, algorithm, protocol)
+                 .collective;
+    }
   }
   finish_on(*made, group, std::move(finished));
   return made;
@@ -218,8 +216,7 @@ std::unique_ptr<Collective> JobCommunicators::send(std::int32_t group_id, std::i
         base + ring_collective_time(CollectiveOp::kSendRecv, 2, size, cost));
   } else {
     made = std::make_unique<PointToPoint>(sim_, network_of(group), from, to, size,
-                                          ProtocolOverheads{NcclProtocol::kSimple, 1, {}, {}},
-                                          kJobQueuePairs);
+                                          ProtocolOverheads{NcclProtocol::kSimple, 1, {}, {}});
   }
   finish_on(*made, group, std::move(finished));
   return made;

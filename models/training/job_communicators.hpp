@@ -1,24 +1,31 @@
 // The communicators of a training job on the cluster (its tensor-, context-, data- and
-// pipeline-parallel groups) and the collectives it runs on them. A collective either runs on the
-// cluster's network as NCCL's ring (at packet level step by step, ring_collective.hpp; at flow
-// level as a fluid, one stream per link, fluid_ring.hpp) or a send/receive pair
-// (point_to_point.hpp), so that it shares NICs and the fabric with everything else, or is priced
-// (priced_collective.hpp). At packet level a ring across servers is nccl-tests' (nccl_ring): NCCL's
-// channels for the size, each no faster than NCCL's speed for a channel, each step waiting at
-// least on NCCL's proxy (ring_step_overhead). A group whose members all sit on one server,
-// where the non-blocking NVSwitch leaves nothing to contend with, pays what `lockstep nccl-tests`
-// times for it there: NCCL's choice of algorithm and protocol for the size, NVLS and LL included
-// (node_collective_times.hpp). On the analytic network level a group across servers pays the
-// ring's alpha-beta formula, whose figures come from the machine: the path's cable delays and the
-// NIC's rate (halved for a NIC reached through host memory, capped at the socket stack's throughput
-// over sockets), times the GPUs per node that the rail-aligned rings spread over as many NICs, and
-// NCCL's Simple-protocol latencies on top (nccl_protocol.hpp), as the network collectives charge
-// them.
+// pipeline-parallel groups) and the collectives it runs on them. Each collective runs NCCL's own
+// choice of algorithm and protocol for its size (nccl_default_choice: NCCL's tuner over the
+// group's nodes and GPUs per node), as `lockstep nccl-tests` would for the same group:
+// - across servers, at packet level, on the cluster's network beside everything else, laid out
+//   and charged as nccl-tests runs it (nccl_collective.hpp): the tree, NVLS-Tree or ring on
+//   NCCL's channels for the size, with the protocol's costs;
+// - across servers at flow level the same, except that a ring all-reduce, reduce-scatter or
+//   all-gather streams as a fluid, one flow per link (fluid_ring.hpp), in its protocol's wire bytes
+//   and latencies: a data-parallel ring of 128 ranks costs 128 flows, not 32,512. NCCL's speed for
+//   a ring channel (nccl_ring's ceiling) is not applied there: where NCCL's channels carry less
+//   than the NICs (LL128 with one GPU of each server in the group: 44 GB/s against 50 across H100
+//   servers, 20 against 25 across A100 servers) such a ring runs that much faster at flow level
+//   than at packet level;
+// - a group whose members all sit on one server, where the non-blocking NVSwitch leaves nothing to
+//   contend with, pays what nccl-tests times for it there (node_collective_times.hpp);
+// - on the analytic network level a group across servers pays the ring's alpha-beta formula, whose
+//   figures come from the machine: the path's cable delays and the NIC's rate (halved for a NIC
+//   reached through host memory, capped at the socket stack's throughput over sockets), times the
+//   GPUs per node that the rail-aligned rings spread over as many NICs, and NCCL's Simple-protocol
+//   latencies on top (nccl_protocol.hpp);
+// - a send/receive pair is point_to_point.hpp's, priced inside a server.
+// The group's collectives have queue pairs of their own on the cluster's network, as NCCL opens
+// its own.
 //
 // Members of a group are addressed by their index in the group; collectives report them that way.
-// Left out: NCCL's choice of tree, NVLS-Tree or LL protocols for groups across servers (the ring
-// with Simple runs every size), and contention on NVLink between collectives of different groups
-// that share a server's GPUs.
+// Left out: contention on NVLink between collectives of different groups that share a server's
+// GPUs.
 #pragma once
 
 #include <cstdint>
@@ -66,6 +73,8 @@ class JobCommunicators {
   [[nodiscard]] AlphaBeta cost_between(const Group& group,
                                        const std::vector<std::int32_t>& gpus) const;
   [[nodiscard]] BitRate nic_rate(std::int32_t gpu) const;
+  // The cables' delays along the longest path from the first of `gpus` to one on another server.
+  [[nodiscard]] Duration longest_path(const std::vector<std::int32_t>& gpus) const;
   [[nodiscard]] bool priced(const Group& group) const;
   // What a priced collective of the group takes.
   [[nodiscard]] Duration price(const Group& group, CollectiveOp op, Bytes size);

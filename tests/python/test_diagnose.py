@@ -339,9 +339,11 @@ class Story4GradientOverlapOff(DiagnosisTestCase):
         top = self.top("story4")
         self.assertEqual((top["finding"], top["place"]),
                          ("overlap_off", "inter_node_communication"))
+        # What every step loses: the ranks' mean wait in the median step (NCCL's tree ends its
+        # ranks microseconds apart).
         steps = la.load_table(PATHS["story4"], "rank_steps")
-        self.assertAlmostEqual(top["lost_per_step_ps"] / 1e9, steps["dp_comm_ps"].median() / 1e9,
-                               places=3)
+        typical = steps.groupby(["step", "attempt"])["dp_comm_ps"].mean().median()
+        self.assertAlmostEqual(top["lost_per_step_ps"] / 1e9, typical / 1e9, places=3)
         self.assertIn("0.0% ran under backward", top["evidence"])
 
     def test_with_overlap_on_it_is_healthy(self):

@@ -343,6 +343,25 @@ TEST_CASE("a fluid ring all-reduce streams 2(n-1)/n of the data per link once ev
   CHECK_THROWS_AS(FluidRing(fabric.sim, fabric.network, Rings{{0, 1}, {0, 2}},
                             CollectiveOp::kAllGather, Bytes(1), Duration(), Duration()),
                   std::invalid_argument);
+  CHECK_THROWS_AS(FluidRing(fabric.sim, fabric.network, Rings{{0, 1}}, CollectiveOp::kAllGather,
+                            Bytes(1), Duration(), Duration(), 0.0),
+                  std::invalid_argument);
+}
+
+// LL128 sends an 8-byte flag with every 120 bytes: the same ring's 6 MB per link cross it as
+// 6.4 MB of wire bytes, all four ranks joined at once.
+TEST_CASE("a fluid ring streams its protocol's wire bytes") {
+  FlowFabric fabric(testing::star(4));
+  FluidRing ring(fabric.sim, fabric.network, Rings{{0, 1, 2, 3}}, CollectiveOp::kAllReduce,
+                 Bytes(4'000'000), Duration::us(2), Duration::us(5), 120.0 / 128.0);
+  for (std::int32_t r = 0; r < 4; ++r) ring.arrive(r, Time::zero());
+  (void)fabric.sim.run();
+  REQUIRE(ring.finished());
+  const BitRate goodput = BitRate::bps(100'000'000'000 * 1000 / 1126);
+  const Time expected =
+      Time::zero() + Duration::us(2 + 30 + 2) + tx_time(Bytes(6'400'000), goodput);
+  CHECK(ring.finished_at() >= expected - Duration::ns(100));
+  CHECK(ring.finished_at() <= expected + Duration::us(1));
 }
 
 }  // namespace

@@ -1,14 +1,16 @@
-// A training job's collectives cost what `lockstep nccl-tests` times for the same group: inside one
-// server NCCL's choice of algorithm and protocol, across servers at packet level the ring with
-// NCCL's proxy overhead on every step.
+// A training job's collectives cost what `lockstep nccl-tests` times for the same group: NCCL's
+// choice of algorithm and protocol for the size, inside one server as across servers.
 #include "models/training/job_communicators.hpp"
 
 #include <doctest/doctest.h>
 
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "memory_backend.hpp"
 #include "models/cluster/collective_timing.hpp"
+#include "models/cluster/nccl_collective.hpp"
 #include "models/cluster/node_collective_times.hpp"
 #include "models/fabric/topology_config.hpp"
 #include "models/node/node_preset.hpp"
@@ -58,23 +60,60 @@ TEST_CASE("a job's all-reduce inside a server costs NCCL's choice there, at ever
   }
 }
 
-// On DGX A100s (AMD CPUs) NCCL's proxy overhead, 3 x 2 us a step, exceeds Simple's NVLink step.
-TEST_CASE("a job's ring across servers at packet level is nccl-tests' ring with Simple") {
-  const ClusterSpec spec = servers("dgx-a100", 2, NetworkModel::kPacket);
-  const Bytes size(std::int64_t{4} << 20);
-  std::vector<std::int32_t> everyone;
-  for (std::int32_t gpu = 0; gpu < 16; ++gpu) everyone.push_back(gpu);
+// nccl-tests' time for the same collective alone: NCCL's choice for the size, laid out as NCCL
+// does.
+Duration nccl_tests_time(const ClusterSpec& spec, Bytes size, NcclAlgorithm algorithm,
+                         NcclProtocol protocol) {
   CollectiveSetup setup;
   setup.cluster = spec;
-  setup.channels = 0;  // NCCL's for the size, as the job's ring runs
   const Topology topology = build_topology(spec.fabric.topology);
   const Routing routing(topology);
-  const std::optional<TimedCollective> ring =
-      time_collective(setup, routing, CollectiveOp::kAllReduce, size, NcclAlgorithm::kRing,
-                      NcclProtocol::kSimple, [] { return false; });
-  REQUIRE(ring.has_value());
-  CHECK(static_cast<double>(job_all_reduce(spec, everyone, size).ps()) ==
-        doctest::Approx(static_cast<double>(ring->time.ps())).epsilon(0.001));
+  const std::optional<TimedCollective> timed = time_collective(
+      setup, routing, CollectiveOp::kAllReduce, size, algorithm, protocol, [] { return false; });
+  REQUIRE(timed.has_value());
+  return timed->time;
+}
+
+std::vector<std::int32_t> first_gpus(std::int32_t count) {
+  std::vector<std::int32_t> gpus;
+  for (std::int32_t gpu = 0; gpu < count; ++gpu) gpus.push_back(gpu);
+  return gpus;
+}
+
+// Across two DGX A100s NCCL's model picks its tree with LL128 for 4 MiB, not the ring.
+TEST_CASE("a job's all-reduce across servers at packet level is nccl-tests' run of NCCL's choice") {
+  const ClusterSpec spec = servers("dgx-a100", 2, NetworkModel::kPacket);
+  const Bytes size(std::int64_t{4} << 20);
+  const NcclCommunicator communicator{spec.servers, 2, 8, spec.fabric.topology.link_rate};
+  const auto [algorithm, protocol] =
+      nccl_default_choice(communicator, CollectiveOp::kAllReduce, size);
+  CHECK(algorithm == NcclAlgorithm::kTree);
+  CHECK(protocol == NcclProtocol::kLL128);
+  CHECK(static_cast<double>(job_all_reduce(spec, first_gpus(16), size).ps()) ==
+        doctest::Approx(static_cast<double>(nccl_tests_time(spec, size, algorithm, protocol).ps()))
+            .epsilon(0.001));
+}
+
+// Across two DGX H100s NCCL runs NVLS-Tree for 64 MiB: the job's all-reduce takes what nccl-tests
+// times for it, at flow level as at packet level, well below the ring's time there.
+TEST_CASE(
+    "a job's all-reduce across H100 servers runs NCCL's NVLS-Tree, at flow and packet level") {
+  const Bytes size(std::int64_t{64} << 20);
+  for (const NetworkModel level : {NetworkModel::kFlow, NetworkModel::kPacket}) {
+    CAPTURE(static_cast<int>(level));
+    const ClusterSpec spec = servers("dgx-h100", 2, level);
+    const NcclCommunicator communicator{spec.servers, 2, 8, spec.fabric.topology.link_rate};
+    CHECK(nccl_default_choice(communicator, CollectiveOp::kAllReduce, size) ==
+          std::pair{NcclAlgorithm::kNvlsTree, NcclProtocol::kSimple});
+    const Duration job = job_all_reduce(spec, first_gpus(16), size);
+    CHECK(
+        static_cast<double>(job.ps()) ==
+        doctest::Approx(
+            static_cast<double>(
+                nccl_tests_time(spec, size, NcclAlgorithm::kNvlsTree, NcclProtocol::kSimple).ps()))
+            .epsilon(0.001));
+    CHECK(job < nccl_tests_time(spec, size, NcclAlgorithm::kRing, NcclProtocol::kSimple));
+  }
 }
 
 }  // namespace
