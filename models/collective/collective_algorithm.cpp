@@ -127,6 +127,14 @@ void CollectiveAlgorithm::send(std::int32_t from, std::int32_t to, Bytes data,
   send_waiting(transfer);
 }
 
+void CollectiveAlgorithm::send_paced(std::int32_t from, std::int32_t to, Bytes data,
+                                     std::uint32_t queue_pair, std::uint64_t tag,
+                                     Duration paced_for) {
+  Waiting transfer{to, from, data, queue_pair, tag};
+  transfer.paced_for = paced_for;
+  send_waiting(transfer);
+}
+
 bool CollectiveAlgorithm::forwards_lines() const {
   return overheads_ && overheads_->protocol != NcclProtocol::kSimple;
 }
@@ -246,6 +254,10 @@ void CollectiveAlgorithm::send_waiting(const Waiting& transfer) {
       free = *began + tx_time(data, *ceiling);
       paced_until = free;
     }
+  }
+  if (transfer.paced_for) {
+    if (!began) began = sim_.now();
+    paced_until = std::max(paced_until, sim_.now() + *transfer.paced_for);
   }
   const std::uint64_t id = network_.send(from, to, wire, queue_pair, *this);
   // The paced sender's bytes leave while its pacing lasts and still have the path to cross.

@@ -101,6 +101,11 @@ class CollectiveAlgorithm : public Collective, public MessageListener {
   // along a chain of ranks, not once at every hop.
   void send(std::int32_t from, std::int32_t to, Bytes data, std::uint32_t queue_pair,
             std::uint64_t tag, std::optional<Time> relayed_from = std::nullopt);
+  // Sends as send() does, noticed no sooner than `paced_for` after it leaves and the path's latency
+  // after that: a stream that its protocol paces below what the network gives it (a fluid ring's
+  // channel at NCCL's speed for it).
+  void send_paced(std::int32_t from, std::int32_t to, Bytes data, std::uint32_t queue_pair,
+                  std::uint64_t tag, Duration paced_for);
   // Sends as send() does, or, where PXN applies (ProtocolOverheads::pxn), in two transfers: over
   // NVLink to pxn_relay(from, to), then from there over its NIC on the receiver's rail. The
   // arrival of the second is the transfer's arrival.
@@ -161,7 +166,8 @@ class CollectiveAlgorithm : public Collective, public MessageListener {
     std::int32_t steps = 1;
     std::int32_t relay_to = -1;  // PXN's first leg: where its relay sends it on
     Duration copied_out = Duration();
-    std::optional<Time> relayed_from = std::nullopt;  // send()'s
+    std::optional<Time> relayed_from = std::nullopt;   // send()'s
+    std::optional<Duration> paced_for = std::nullopt;  // send_paced()'s
   };
   // send_step's warp groups: the steps each holds back while one is under way.
   struct StepStream {

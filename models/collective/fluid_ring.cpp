@@ -23,7 +23,7 @@ std::vector<std::int32_t> members_of(const std::vector<std::vector<std::int32_t>
 
 FluidRing::FluidRing(Simulator& sim, Network& network, std::vector<std::vector<std::int32_t>> rings,
                      CollectiveOp op, Bytes size, Duration base_latency, Duration step_latency,
-                     double data_per_wire_byte)
+                     double data_per_wire_byte, std::optional<BitRate> channel_ceiling)
     : CollectiveAlgorithm(sim, network, members_of(rings), std::nullopt, NcclAlgorithm::kRing),
       rings_(std::move(rings)),
       op_(op),
@@ -31,6 +31,7 @@ FluidRing::FluidRing(Simulator& sim, Network& network, std::vector<std::vector<s
       base_latency_(base_latency),
       step_latency_(step_latency),
       data_per_wire_byte_(data_per_wire_byte),
+      channel_ceiling_(channel_ceiling),
       yet_to_join_(static_cast<std::int64_t>(participants().size())) {
   if (op != CollectiveOp::kAllReduce && op != CollectiveOp::kReduceScatter &&
       op != CollectiveOp::kAllGather) {
@@ -70,8 +71,14 @@ void FluidRing::stream() {
     const Bytes wire(
         static_cast<std::int64_t>(std::ceil(static_cast<double>(streamed) / data_per_wire_byte_)));
     for (std::int64_t p = 0; p < n; ++p) {
-      send(ring[static_cast<std::size_t>(p)], ring[static_cast<std::size_t>((p + 1) % n)], wire,
-           static_cast<std::uint32_t>(c), 0);
+      const std::int32_t from = ring[static_cast<std::size_t>(p)];
+      const std::int32_t to = ring[static_cast<std::size_t>((p + 1) % n)];
+      const auto queue_pair = static_cast<std::uint32_t>(c);
+      if (channel_ceiling_) {
+        send_paced(from, to, wire, queue_pair, 0, tx_time(Bytes(streamed), *channel_ceiling_));
+      } else {
+        send(from, to, wire, queue_pair, 0);
+      }
     }
   }
 }

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "models/collective/collective_algorithm.hpp"
@@ -27,12 +28,14 @@ class FluidRing final : public CollectiveAlgorithm {
  public:
   // One ring per channel, each listing the same distinct endpoints of `network`; channel c uses
   // queue pair c. The protocol's flags travel with the data: each link carries the ring's bytes
-  // divided by `data_per_wire_byte` (nccl_protocol.hpp: 1/2 for LL, 120/128 for LL128). Throws
-  // std::invalid_argument for an op other than all-reduce, reduce-scatter or all-gather, without a
-  // ring, for rings that differ in their members, or for data_per_wire_byte outside (0, 1].
+  // divided by `data_per_wire_byte` (nccl_protocol.hpp: 1/2 for LL, 120/128 for LL128). With
+  // `channel_ceiling`, a channel's stream ends no sooner than its data takes at that rate, however
+  // fast its links (NCCL's speed for its channels, nccl_ring). Throws std::invalid_argument for an
+  // op other than all-reduce, reduce-scatter or all-gather, without a ring, for rings that differ
+  // in their members, or for data_per_wire_byte outside (0, 1].
   FluidRing(Simulator& sim, Network& network, std::vector<std::vector<std::int32_t>> rings,
             CollectiveOp op, Bytes size, Duration base_latency, Duration step_latency,
-            double data_per_wire_byte = 1.0);
+            double data_per_wire_byte = 1.0, std::optional<BitRate> channel_ceiling = std::nullopt);
 
  private:
   void launch(std::int32_t rank) override;
@@ -45,6 +48,7 @@ class FluidRing final : public CollectiveAlgorithm {
   Duration base_latency_;
   Duration step_latency_;
   double data_per_wire_byte_;
+  std::optional<BitRate> channel_ceiling_;
   std::int64_t yet_to_join_;
 };
 

@@ -18,6 +18,17 @@ namespace {
 // queue behind another traffic's on one queue pair.
 constexpr std::uint32_t kJobQueuePairs = 1U << 20;
 
+// What one of a fluid ring's channels (one per GPU of a node) may carry at most: NCCL's channels
+// for the size at its speed for each, spread over the fluid's.
+std::optional<BitRate> fluid_channel_ceiling(const NcclCommunicator& nccl, CollectiveOp op,
+                                             NcclProtocol protocol, Bytes size) {
+  if (!nccl.servers) return std::nullopt;
+  const NcclRing ring =
+      nccl_ring(*nccl.servers, nccl.nodes, nccl.gpus, nccl.nic, op, protocol, size);
+  if (!ring.channel_ceiling) return std::nullopt;
+  return BitRate::bps(ring.channel_ceiling->bps() * ring.channels / nccl.gpus);
+}
+
 }  // namespace
 
 struct JobCommunicators::Group {
@@ -186,7 +197,8 @@ std::unique_ptr<Collective> JobCommunicators::collective(std::int32_t group_id, 
       made = std::make_unique<FluidRing>(
           sim_, network_of(group),
           rail_aligned_rings(group.nodes, group.gpus_per_node, group.gpus_per_node), op, size,
-          cost.base_latency, group.path + cost.network_step, cost.data_per_wire_byte);
+          cost.base_latency, group.path + cost.network_step, cost.data_per_wire_byte,
+          fluid_channel_ceiling(nccl, op, protocol, size));
     } else {
       made = make_nccl_collective(sim_, network_of(group), nccl, op, size, algorithm, protocol)
                  .collective;

@@ -6,12 +6,10 @@
 //   and charged as nccl-tests runs it (nccl_collective.hpp): the tree, NVLS-Tree or ring on
 //   NCCL's channels for the size, with the protocol's costs;
 // - across servers at flow level the same, except that a ring all-reduce, reduce-scatter or
-//   all-gather streams as a fluid, one flow per link (fluid_ring.hpp), in its protocol's wire bytes
-//   and latencies: a data-parallel ring of 128 ranks costs 128 flows, not 32,512. NCCL's speed for
-//   a ring channel (nccl_ring's ceiling) is not applied there: where NCCL's channels carry less
-//   than the NICs (LL128 with one GPU of each server in the group: 44 GB/s against 50 across H100
-//   servers, 20 against 25 across A100 servers) such a ring runs that much faster at flow level
-//   than at packet level;
+//   all-gather streams as a fluid, one flow per link and GPU of a node (fluid_ring.hpp), in its
+//   protocol's wire bytes and latencies and no faster than NCCL's channels for the size carry
+//   (nccl_ring's speed per channel, LL's ceiling): a data-parallel ring of 128 ranks costs 128
+//   flows, not 32,512;
 // - a group whose members all sit on one server, where the non-blocking NVSwitch leaves nothing to
 //   contend with, pays what nccl-tests times for it there (node_collective_times.hpp);
 // - on the analytic network level a group across servers pays the ring's alpha-beta formula, whose

@@ -348,6 +348,21 @@ TEST_CASE("a fluid ring all-reduce streams 2(n-1)/n of the data per link once ev
                   std::invalid_argument);
 }
 
+// NCCL's speed for a channel below the link's goodput: the same ring's 6 MB per link end no sooner
+// than they take at 40 Gb/s, and the path after that: its two cable delays and the last packet
+// (1000 B of payload and 62 B of headers) stored and forwarded at the switch.
+TEST_CASE("a fluid ring's channel ends no sooner than its ceiling lets its data leave") {
+  FlowFabric fabric(testing::star(4));
+  FluidRing ring(fabric.sim, fabric.network, Rings{{0, 1, 2, 3}}, CollectiveOp::kAllReduce,
+                 Bytes(4'000'000), Duration::us(2), Duration::us(5), 1.0, BitRate::gbps(40));
+  for (std::int32_t r = 0; r < 4; ++r) ring.arrive(r, Time::zero());
+  (void)fabric.sim.run();
+  REQUIRE(ring.finished());
+  CHECK(ring.finished_at() == Time::zero() + Duration::us(2 + 30) +
+                                  tx_time(Bytes(6'000'000), BitRate::gbps(40)) + Duration::us(2) +
+                                  tx_time(Bytes(1062), testing::kRate));
+}
+
 // LL128 sends an 8-byte flag with every 120 bytes: the same ring's 6 MB per link cross it as
 // 6.4 MB of wire bytes, all four ranks joined at once.
 TEST_CASE("a fluid ring streams its protocol's wire bytes") {

@@ -116,5 +116,28 @@ TEST_CASE(
   }
 }
 
+// GPU 0 of each of eight DGX A100s: NCCL runs 256 KiB on its ring with LL and 4 MiB with LL128,
+// whose channels carry less than the NICs (LL's ceiling across nodes, LL128's speed per channel).
+// The flow level's fluid ring is held to NCCL's speed as the packet level's channels are: the two
+// levels agree.
+TEST_CASE("a job's ring across servers at flow level keeps NCCL's speed for its channels") {
+  std::vector<std::int32_t> first_of_each;
+  for (std::int32_t node = 0; node < 8; ++node) first_of_each.push_back(node * 8);
+  const ClusterSpec flow = servers("dgx-a100", 8, NetworkModel::kFlow);
+  const ClusterSpec packet = servers("dgx-a100", 8, NetworkModel::kPacket);
+  const NcclCommunicator communicator{flow.servers, 8, 1, flow.fabric.topology.link_rate};
+  for (const auto& [size, protocol] : {std::pair{Bytes(256 << 10), NcclProtocol::kLL},
+                                       std::pair{Bytes(4 << 20), NcclProtocol::kLL128}}) {
+    CAPTURE(size.count());
+    CHECK(nccl_default_choice(communicator, CollectiveOp::kAllReduce, size) ==
+          std::pair{NcclAlgorithm::kRing, protocol});
+    const Duration at_flow = job_all_reduce(flow, first_of_each, size);
+    const Duration at_packet = job_all_reduce(packet, first_of_each, size);
+    MESSAGE("flow ", at_flow.ps(), " packet ", at_packet.ps());
+    CHECK(static_cast<double>(at_flow.ps()) ==
+          doctest::Approx(static_cast<double>(at_packet.ps())).epsilon(0.05));
+  }
+}
+
 }  // namespace
 }  // namespace lockstep
