@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "models/cluster/collective_timing.hpp"
-#include "models/collective/nccl_choice.hpp"
+#include "models/cluster/nccl_collective.hpp"
 
 namespace lockstep {
 namespace {
@@ -42,11 +42,11 @@ Duration NodeCollectiveTimes::time(CollectiveOp op, Bytes size, std::int32_t gpu
   setup.cluster = one_server_;
   setup.channels = 0;  // as NCCL runs the size, as in nccl-tests
   for (std::int32_t gpu = 0; gpu < gpus; ++gpu) setup.communicator.push_back(gpu);
-  const auto pairs = runnable_pairs(op, *allowed_algorithms(""), *allowed_protocols(""),
-                                    one_server_.servers->nvlink_sharp, 1, gpus);
-  const std::optional<FastestCollective> fastest =
-      time_fastest(setup, routing_, op, size, pairs, [] { return false; });
-  return times_.emplace(key, fastest->timed.time).first->second;
+  const auto [algorithm, protocol] = nccl_default_choice(
+      NcclCommunicator{one_server_.servers, 1, gpus, topology_.nic_rate()}, op, size);
+  const std::optional<TimedCollective> timed =
+      time_collective(setup, routing_, op, size, algorithm, protocol, [] { return false; });
+  return times_.emplace(key, timed->time).first->second;
 }
 
 }  // namespace lockstep
