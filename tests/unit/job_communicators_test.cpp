@@ -139,5 +139,28 @@ TEST_CASE("a job's ring across servers at flow level keeps NCCL's speed for its 
   }
 }
 
+// A job's collectives are aborted when a watchdog fires: NCCL's NVLS-Tree across two DGX H100s,
+// stopped in mid-flight at packet level, sends nothing more, drains and can be destroyed.
+TEST_CASE("a job's NVLS-Tree all-reduce aborted mid-way sends nothing more and settles") {
+  const ClusterSpec spec = servers("dgx-h100", 2, NetworkModel::kPacket);
+  Simulator sim;
+  const Topology topology = build_topology(spec.fabric.topology);
+  const Routing routing(topology);
+  testing::MemoryBackend output;
+  Cluster cluster(sim, spec, routing, output);
+  JobCommunicators communicators(sim, cluster, spec, spec.fabric.model);
+  const std::int32_t group = communicators.add_group(first_gpus(16));
+  const std::unique_ptr<Collective> all_reduce = communicators.collective(
+      group, CollectiveOp::kAllReduce, Bytes(std::int64_t{64} << 20), [](std::int32_t, Time) {});
+  all_reduce->start();
+  (void)sim.run(Time::zero() + Duration::us(100));
+  REQUIRE(all_reduce->running());
+  REQUIRE(all_reduce->messages_in_flight() > 0);
+  all_reduce->abort();
+  (void)sim.run(Time::zero() + Duration::ms(10));
+  CHECK_FALSE(all_reduce->finished());
+  CHECK(all_reduce->settled());
+}
+
 }  // namespace
 }  // namespace lockstep
