@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "models/cluster/collective_timing.hpp"
 #include "models/cluster/nccl_collective.hpp"
 #include "models/collective/channel_rings.hpp"
 #include "models/collective/fluid_ring.hpp"
@@ -37,6 +38,7 @@ struct JobCommunicators::Group {
   std::vector<std::int32_t> local_of_member;
   std::int32_t nodes = 1;
   std::int32_t gpus_per_node = 1;  // members per node (1 when they differ from node to node)
+  bool regular = true;             // the same count of members on each of its nodes
   std::unique_ptr<CommunicatorNetwork> network;
   Duration path;  // the longest fabric path between members, which a step across servers waits on
   AlphaBeta cost;
@@ -71,6 +73,7 @@ std::int32_t JobCommunicators::add_group(std::vector<std::int32_t> gpus) {
     }
   } catch (const std::invalid_argument&) {
     // Different member counts per node: one ring in the group's order, as if each had a node.
+    group->regular = false;
     group->nodes = n;
     group->gpus_per_node = 1;
     for (std::int32_t m = 0; m < n; ++m) group->member_of_local.push_back(m);
@@ -161,8 +164,32 @@ Duration JobCommunicators::price(const Group& group, CollectiveOp op, Bytes size
     if (!node_times_) node_times_ = std::make_unique<NodeCollectiveTimes>(spec_);
     return node_times_->time(op, size, n);
   }
+  if (group.regular && spec_.servers) return fabric_time(group, op, size);
   const Duration base = protocol_cost(NcclProtocol::kSimple, NcclAlgorithm::kRing).base_latency;
   return base + ring_collective_time(op, n, size, group.cost);
+}
+
+Duration JobCommunicators::fabric_time(const Group& group, CollectiveOp op, Bytes size) {
+  if (size == Bytes(0)) return Duration();
+  std::int32_t staged = 0;
+  for (const std::int32_t gpu : group.gpus) staged += host_staged_[static_cast<std::size_t>(gpu)];
+  const auto key =
+      std::make_tuple(op, size.count(), group.nodes, group.gpus_per_node, group.path.ps(), staged);
+  if (const auto found = fabric_times_.find(key); found != fabric_times_.end()) {
+    return found->second;
+  }
+  CollectiveSetup setup;
+  setup.cluster = spec_;
+  setup.cluster.fabric.model = NetworkModel::kFlow;
+  setup.cluster.fabric.link_events.clear();
+  setup.communicator = group.gpus;
+  const auto [algorithm, protocol] =
+      nccl_default_choice(NcclCommunicator{spec_.servers, group.nodes, group.gpus_per_node,
+                                           cluster_.routing().topology().nic_rate()},
+                          op, size);
+  const std::optional<TimedCollective> timed = time_collective(
+      setup, cluster_.routing(), op, size, algorithm, protocol, [] { return false; });
+  return fabric_times_.emplace(key, timed->time).first->second;
 }
 
 bool JobCommunicators::priced(const Group& group) const {

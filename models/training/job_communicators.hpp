@@ -12,12 +12,14 @@
 //   flows, not 32,512;
 // - a group whose members all sit on one server, where the non-blocking NVSwitch leaves nothing to
 //   contend with, pays what nccl-tests times for it there (node_collective_times.hpp);
-// - on the analytic network level a group across servers pays the ring's alpha-beta formula, whose
-//   figures come from the machine: the path's cable delays and the NIC's rate (halved for a NIC
-//   reached through host memory, capped at the socket stack's throughput over sockets), times the
-//   GPUs per node that the rail-aligned rings spread over as many NICs, and NCCL's Simple-protocol
-//   latencies on top (nccl_protocol.hpp);
-// - a send/receive pair is point_to_point.hpp's, priced inside a server.
+// - on the analytic network level a group across servers pays what nccl-tests times for it alone
+//   on this fabric at flow level (fabric_time), and one whose servers hold different counts of its
+//   members the ring's alpha-beta formula, whose figures come from the machine: the path's cable
+//   delays and the NIC's rate (halved for a NIC reached through host memory, capped at the socket
+//   stack's throughput over sockets), times the GPUs per node that the rail-aligned rings spread
+//   over as many NICs, and NCCL's Simple-protocol latencies on top (nccl_protocol.hpp);
+// - a send/receive pair across servers is point_to_point.hpp's at flow and packet level, and is
+//   priced by the alpha-beta formula inside a server and on the analytic level.
 // The group's collectives have queue pairs of their own on the cluster's network, as NCCL opens
 // its own.
 //
@@ -28,7 +30,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <tuple>
 #include <vector>
 
 #include "models/cluster/cluster.hpp"
@@ -76,6 +80,11 @@ class JobCommunicators {
   [[nodiscard]] bool priced(const Group& group) const;
   // What a priced collective of the group takes.
   [[nodiscard]] Duration price(const Group& group, CollectiveOp op, Bytes size);
+  // What `lockstep nccl-tests` times for the collective of a group across servers alone on this
+  // fabric at flow level, NCCL's choice for the size. Timed once for each shape (operation, size,
+  // nodes, members per node, longest path, members behind host-staged NICs): groups of one shape
+  // on a symmetric fabric take the same.
+  [[nodiscard]] Duration fabric_time(const Group& group, CollectiveOp op, Bytes size);
   // The group's members on the cluster's network, in its node-major order; made on first use.
   CommunicatorNetwork& network_of(Group& group);
   void finish_on(Collective& collective, const Group& group, MemberFinished finished) const;
@@ -87,6 +96,10 @@ class JobCommunicators {
   std::vector<std::unique_ptr<Group>> groups_;
   std::vector<char> host_staged_;                    // by GPU
   std::unique_ptr<NodeCollectiveTimes> node_times_;  // made for the first group inside a server
+  std::map<std::tuple<CollectiveOp, std::int64_t, std::int32_t, std::int32_t, std::int64_t,
+                      std::int32_t>,
+           Duration>
+      fabric_times_;
 };
 
 }  // namespace lockstep
