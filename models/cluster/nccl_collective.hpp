@@ -78,7 +78,8 @@ struct NcclCollective {
 
 // NCCL's own choice of algorithm and protocol for `op` of `size` on the communicator
 // (nccl_tuner_choice over every pair NCCL could run it with there); the ring with Simple without
-// servers or where NCCL's model rates nothing (all-to-all, send/recv).
+// servers or where NCCL's model rates nothing (all-to-all, send/recv; nccl-tests times every
+// protocol of those and keeps the fastest, which a collective run among other traffic cannot).
 [[nodiscard]] std::pair<NcclAlgorithm, NcclProtocol> nccl_default_choice(
     const NcclCommunicator& communicator, CollectiveOp op, Bytes size);
 

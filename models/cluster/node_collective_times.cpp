@@ -5,6 +5,7 @@
 
 #include "models/cluster/collective_timing.hpp"
 #include "models/cluster/nccl_collective.hpp"
+#include "models/collective/nccl_choice.hpp"
 
 namespace lockstep {
 namespace {
@@ -42,6 +43,14 @@ Duration NodeCollectiveTimes::time(CollectiveOp op, Bytes size, std::int32_t gpu
   setup.cluster = one_server_;
   setup.channels = 0;  // as NCCL runs the size, as in nccl-tests
   for (std::int32_t gpu = 0; gpu < gpus; ++gpu) setup.communicator.push_back(gpu);
+  if (!nccl_rates(op)) {
+    // NCCL's model rates no pair for it: nccl-tests keeps the fastest it times.
+    const auto pairs = runnable_pairs(op, *allowed_algorithms(""), *allowed_protocols(""),
+                                      one_server_.servers->nvlink_sharp, 1, gpus);
+    const std::optional<FastestCollective> fastest =
+        time_fastest(setup, routing_, op, size, pairs, [] { return false; });
+    return times_.emplace(key, fastest->timed.time).first->second;
+  }
   const auto [algorithm, protocol] = nccl_default_choice(
       NcclCommunicator{one_server_.servers, 1, gpus, topology_.nic_rate()}, op, size);
   const std::optional<TimedCollective> timed =

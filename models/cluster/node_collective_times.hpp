@@ -1,5 +1,6 @@
 // What NCCL's collectives cost among the GPUs of one server, as `lockstep nccl-tests` times them:
-// NCCL's choice of algorithm and protocol for the size (its cost model, nccl_default_choice), with
+// NCCL's choice of algorithm and protocol for the size (its cost model, nccl_default_choice; the
+// fastest timed protocol for all-to-all and send/recv, which the model does not rate), with
 // the NVLS, LL and Simple costs of nccl_protocol.hpp, on the server alone. A training job's groups
 // that stay inside a server (tensor, context, expert parallelism) contend with nothing there (the
 // NVSwitch is non-blocking), so each (operation, size, GPUs) is timed once, on a cluster of that

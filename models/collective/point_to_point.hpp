@@ -17,8 +17,7 @@ class PointToPoint final : public CollectiveAlgorithm {
  public:
   // Throws std::invalid_argument when sender == receiver, or as CollectiveAlgorithm does.
   PointToPoint(Simulator& sim, Network& network, std::int32_t sender, std::int32_t receiver,
-               Bytes size, std::optional<ProtocolOverheads> overheads = {},
-               std::uint32_t queue_pair = 0);
+               Bytes size, std::optional<ProtocolOverheads> overheads = {});
 
  private:
   void launch(std::int32_t rank) override;
@@ -27,7 +26,6 @@ class PointToPoint final : public CollectiveAlgorithm {
   std::int32_t sender_;
   std::int32_t receiver_;
   Bytes size_;
-  std::uint32_t queue_pair_;
 };
 
 }  // namespace lockstep

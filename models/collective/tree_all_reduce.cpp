@@ -29,12 +29,10 @@ Addressed unpack(std::uint64_t packed) {
 
 TreeAllReduce::TreeAllReduce(Simulator& sim, Network& network,
                              std::vector<std::vector<std::int32_t>> trees, Bytes size,
-                             std::optional<ProtocolOverheads> overheads,
-                             std::uint32_t first_queue_pair)
+                             std::optional<ProtocolOverheads> overheads)
     : CollectiveAlgorithm(sim, network, every_endpoint(network), overheads, NcclAlgorithm::kTree),
       parents_(std::move(trees)),
-      size_(size),
-      first_queue_pair_(first_queue_pair) {
+      size_(size) {
   const auto ranks = static_cast<std::size_t>(network_.endpoint_count());
   if (parents_.empty()) throw std::invalid_argument("a tree all-reduce needs a tree");
   for (const std::vector<std::int32_t>& parents : parents_) {
@@ -116,7 +114,7 @@ void TreeAllReduce::launch_on_tree(std::int32_t tree, std::int32_t rank) {
 
 void TreeAllReduce::send_chunk(std::int32_t tree, std::int32_t chunk, bool up, std::int32_t from,
                                std::int32_t to, std::optional<Time> relayed_from) {
-  send(from, to, chunk_size(tree, chunk), first_queue_pair_ + static_cast<std::uint32_t>(tree),
+  send(from, to, chunk_size(tree, chunk), static_cast<std::uint32_t>(tree),
        pack(tree, chunk, up, to), relayed_from);
 }
 

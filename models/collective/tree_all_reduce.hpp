@@ -27,8 +27,7 @@ class TreeAllReduce final : public CollectiveAlgorithm {
   // `trees`: a parent per endpoint for each tree (-1 at its one root), every endpoint of
   // `network` in each. Throws std::invalid_argument otherwise.
   TreeAllReduce(Simulator& sim, Network& network, std::vector<std::vector<std::int32_t>> trees,
-                Bytes size, std::optional<ProtocolOverheads> overheads = {},
-                std::uint32_t first_queue_pair = 0);
+                Bytes size, std::optional<ProtocolOverheads> overheads = {});
 
  private:
   void launch(std::int32_t rank) override;
@@ -48,7 +47,6 @@ class TreeAllReduce final : public CollectiveAlgorithm {
   std::vector<std::vector<std::int32_t>> parents_;
   std::vector<std::vector<std::vector<std::int32_t>>> children_;  // [tree][rank]
   Bytes size_;
-  std::uint32_t first_queue_pair_;
   std::int32_t chunks_ = 1;
   // Children's chunks that have arrived, [tree][slot].
   std::vector<std::vector<std::int32_t>> arrived_up_;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "models/cluster/collective_timing.hpp"
 #include "models/cluster/nccl_collective.hpp"
 #include "models/collective/channel_rings.hpp"
 #include "models/collective/fluid_ring.hpp"
@@ -11,6 +10,7 @@
 #include "models/collective/point_to_point.hpp"
 #include "models/collective/priced_collective.hpp"
 #include "models/node/server_config.hpp"
+#include "sim/core/discarding_backend.hpp"
 
 namespace lockstep {
 namespace {
@@ -40,7 +40,7 @@ struct JobCommunicators::Group {
   std::int32_t gpus_per_node = 1;  // members per node (1 when they differ from node to node)
   bool regular = true;             // the same count of members on each of its nodes
   std::unique_ptr<CommunicatorNetwork> network;
-  Duration path;  // the longest fabric path between members, which a step across servers waits on
+  Duration path;  // cables' delays from its first member to the farthest on another server
   AlphaBeta cost;
 };
 
@@ -171,25 +171,44 @@ Duration JobCommunicators::price(const Group& group, CollectiveOp op, Bytes size
 
 Duration JobCommunicators::fabric_time(const Group& group, CollectiveOp op, Bytes size) {
   if (size == Bytes(0)) return Duration();
+  const std::int32_t gpus_per_server = cluster_.gpus_per_node();
+  std::vector<std::int32_t> shape{static_cast<std::int32_t>(op), group.nodes, group.gpus_per_node};
+  std::vector<std::int32_t> rails;
   std::int32_t staged = 0;
-  for (const std::int32_t gpu : group.gpus) staged += host_staged_[static_cast<std::size_t>(gpu)];
-  const auto key =
-      std::make_tuple(op, size.count(), group.nodes, group.gpus_per_node, group.path.ps(), staged);
+  for (const std::int32_t gpu : group.gpus) {
+    rails.push_back(gpu % gpus_per_server);
+    staged += host_staged_[static_cast<std::size_t>(gpu)];
+  }
+  std::sort(rails.begin(), rails.end());
+  shape.insert(shape.end(), rails.begin(), rails.end());
+  shape.push_back(staged);
+  const auto key = std::make_tuple(std::move(shape), size.count(), group.path.ps());
   if (const auto found = fabric_times_.find(key); found != fabric_times_.end()) {
     return found->second;
   }
-  CollectiveSetup setup;
-  setup.cluster = spec_;
-  setup.cluster.fabric.model = NetworkModel::kFlow;
-  setup.cluster.fabric.link_events.clear();
-  setup.communicator = group.gpus;
-  const auto [algorithm, protocol] =
-      nccl_default_choice(NcclCommunicator{spec_.servers, group.nodes, group.gpus_per_node,
-                                           cluster_.routing().topology().nic_rate()},
-                          op, size);
-  const std::optional<TimedCollective> timed = time_collective(
-      setup, cluster_.routing(), op, size, algorithm, protocol, [] { return false; });
-  return fabric_times_.emplace(key, timed->time).first->second;
+  // The group alone on the same machine at flow level: the job's own flow-level collective.
+  ClusterSpec alone = spec_;
+  alone.fabric.model = NetworkModel::kFlow;
+  alone.fabric.link_events.clear();
+  alone.fabric.sample_period.reset();
+  Simulator sim;
+  DiscardingBackend discard;
+  Cluster cluster(sim, alone, cluster_.routing(), discard);
+  JobCommunicators flow(sim, cluster, alone, NetworkModel::kFlow);
+  const std::unique_ptr<Collective> collective =
+      flow.collective(flow.add_group(group.gpus), op, size, [](std::int32_t, Time) {});
+  collective->when_finished([&sim] { sim.stop(); });
+  collective->start();
+  (void)sim.run();
+  // A fabric with no path between some members (rails without spines) cannot run it: the formula,
+  // which knows no paths, prices it as before.
+  const Duration time =
+      collective->finished()
+          ? collective->finished_at() - collective->started_at()
+          : protocol_cost(NcclProtocol::kSimple, NcclAlgorithm::kRing).base_latency +
+                ring_collective_time(op, static_cast<std::int32_t>(group.gpus.size()), size,
+                                     group.cost);
+  return fabric_times_.emplace(key, time).first->second;
 }
 
 bool JobCommunicators::priced(const Group& group) const {

@@ -12,8 +12,8 @@
 //   flows, not 32,512;
 // - a group whose members all sit on one server, where the non-blocking NVSwitch leaves nothing to
 //   contend with, pays what nccl-tests times for it there (node_collective_times.hpp);
-// - on the analytic network level a group across servers pays what nccl-tests times for it alone
-//   on this fabric at flow level (fabric_time), and one whose servers hold different counts of its
+// - on the analytic network level a group across servers pays what its flow-level collective takes
+//   alone on this machine (fabric_time), and one whose servers hold different counts of its
 //   members the ring's alpha-beta formula, whose figures come from the machine: the path's cable
 //   delays and the NIC's rate (halved for a NIC reached through host memory, capped at the socket
 //   stack's throughput over sockets), times the GPUs per node that the rail-aligned rings spread
@@ -80,10 +80,12 @@ class JobCommunicators {
   [[nodiscard]] bool priced(const Group& group) const;
   // What a priced collective of the group takes.
   [[nodiscard]] Duration price(const Group& group, CollectiveOp op, Bytes size);
-  // What `lockstep nccl-tests` times for the collective of a group across servers alone on this
-  // fabric at flow level, NCCL's choice for the size. Timed once for each shape (operation, size,
-  // nodes, members per node, longest path, members behind host-staged NICs): groups of one shape
-  // on a symmetric fabric take the same.
+  // What the collective of a group across servers takes alone on this machine at flow level (its
+  // flow-level collective: NCCL's choice, a ring as a fluid). Timed once for each shape: operation,
+  // size, nodes, members per node, the members' GPU indices in their servers (their rails), the
+  // longest path's delays and how many members sit behind host-staged NICs. Two groups of one
+  // shape take the same on a symmetric fabric; where the fabric is not (a group inside one leaf,
+  // another across the spine, with the same cable delays) the second takes the first's time.
   [[nodiscard]] Duration fabric_time(const Group& group, CollectiveOp op, Bytes size);
   // The group's members on the cluster's network, in its node-major order; made on first use.
   CommunicatorNetwork& network_of(Group& group);
@@ -96,10 +98,8 @@ class JobCommunicators {
   std::vector<std::unique_ptr<Group>> groups_;
   std::vector<char> host_staged_;                    // by GPU
   std::unique_ptr<NodeCollectiveTimes> node_times_;  // made for the first group inside a server
-  std::map<std::tuple<CollectiveOp, std::int64_t, std::int32_t, std::int32_t, std::int64_t,
-                      std::int32_t>,
-           Duration>
-      fabric_times_;
+  std::map<std::tuple<std::vector<std::int32_t>, std::int64_t, std::int64_t>, Duration>
+      fabric_times_;  // by shape, size and path (fabric_time)
 };
 
 }  // namespace lockstep

@@ -34,7 +34,7 @@ TEST_CASE("a communicator with a rank out of range, twice, or uneven over its no
   CHECK_THROWS_AS(static_cast<void>(communicator_layout({0, 1, 8}, 16, 8)), std::invalid_argument);
 }
 
-// Passes messages on and remembers which endpoints sent.
+// Passes messages on and remembers which endpoints and queue pairs sent.
 class RecordingNetwork final : public Network {
  public:
   explicit RecordingNetwork(Network& inner) : inner_(inner) {}
@@ -42,6 +42,7 @@ class RecordingNetwork final : public Network {
                      std::uint32_t queue_pair, MessageListener& listener) override {
     endpoints.insert(source);
     endpoints.insert(destination);
+    queue_pairs.insert(queue_pair);
     return inner_.send(source, destination, size, queue_pair, listener);
   }
   [[nodiscard]] std::int32_t endpoint_count() const override { return inner_.endpoint_count(); }
@@ -51,6 +52,7 @@ class RecordingNetwork final : public Network {
   }
 
   std::set<std::int32_t> endpoints;
+  std::set<std::uint32_t> queue_pairs;
 
  private:
   Network& inner_;
@@ -87,6 +89,44 @@ TEST_CASE("four of eight hosts on a switch all-reduce as four hosts alone, touch
   CHECK(communicator.endpoint_count() == 4);
   CHECK(ring_all_reduce(communicator, sim, 4, size) == alone);
   CHECK(recording.endpoints == std::set<std::int32_t>{0, 2, 5, 7});
+}
+
+// Hears what a message's sender is told, in the communicator's terms.
+class LastMessage final : public MessageListener {
+ public:
+  void on_message_complete(const Message& message, const MessageTimes& /*times*/) override {
+    complete = message;
+  }
+  void on_message_delivered(const Message& message, Time /*delivered*/) override {
+    delivered = message;
+  }
+  void on_message_failed(const Message& /*message*/, Time /*failed*/) override {}
+
+  Message complete;
+  Message delivered;
+};
+
+// A training job's communicators open queue pairs of their own: the cluster's network sees the
+// communicator's queue pair 2 as 1,002, and the sender hears of it as 2, from local rank 1 to 0.
+TEST_CASE("a communicator's queue pairs are the network's from its first on") {
+  Simulator sim;
+  const Topology topology = testing::star(4);
+  const Routing routing(topology);
+  testing::MemoryBackend output;
+  FlowNetwork network(sim, routing, FlowNetworkConfig{}, 1, output);
+  RecordingNetwork recording(network);
+  CommunicatorNetwork communicator(recording, {3, 1}, 1000);
+  CHECK(communicator.latency(1, 0, 2) == network.latency(1, 3, 1002));
+  LastMessage listener;
+  (void)communicator.send(1, 0, Bytes(4'000), 2, listener);
+  static_cast<void>(sim.run());
+  CHECK(recording.queue_pairs == std::set<std::uint32_t>{1002});
+  CHECK(recording.endpoints == std::set<std::int32_t>{1, 3});
+  for (const Message& heard : {listener.delivered, listener.complete}) {
+    CHECK(heard.queue_pair == 2);
+    CHECK(heard.source == 1);
+    CHECK(heard.destination == 0);
+  }
 }
 
 // Hosts 0, 1 on one switch and 2, 3 on another, one cable between the switches. The ring 0 1 2 3
