@@ -164,12 +164,15 @@ Duration JobCommunicators::price(const Group& group, CollectiveOp op, Bytes size
     if (!node_times_) node_times_ = std::make_unique<NodeCollectiveTimes>(spec_);
     return node_times_->time(op, size, n);
   }
-  if (group.regular && spec_.servers) return fabric_time(group, op, size);
+  if (group.regular && spec_.servers) {
+    if (const std::optional<Duration> alone = fabric_time(group, op, size)) return *alone;
+  }
   const Duration base = protocol_cost(NcclProtocol::kSimple, NcclAlgorithm::kRing).base_latency;
   return base + ring_collective_time(op, n, size, group.cost);
 }
 
-Duration JobCommunicators::fabric_time(const Group& group, CollectiveOp op, Bytes size) {
+std::optional<Duration> JobCommunicators::fabric_time(const Group& group, CollectiveOp op,
+                                                      Bytes size) {
   if (size == Bytes(0)) return Duration();
   const std::int32_t gpus_per_server = cluster_.gpus_per_node();
   std::vector<std::int32_t> shape{static_cast<std::int32_t>(op), group.nodes, group.gpus_per_node};
@@ -200,14 +203,11 @@ Duration JobCommunicators::fabric_time(const Group& group, CollectiveOp op, Byte
   collective->when_finished([&sim] { sim.stop(); });
   collective->start();
   (void)sim.run();
-  // A fabric with no path between some members (rails without spines) cannot run it: the formula,
-  // which knows no paths, prices it as before.
-  const Duration time =
+  // A fabric with no path between some members (rails without spines) cannot run it.
+  const std::optional<Duration> time =
       collective->finished()
-          ? collective->finished_at() - collective->started_at()
-          : protocol_cost(NcclProtocol::kSimple, NcclAlgorithm::kRing).base_latency +
-                ring_collective_time(op, static_cast<std::int32_t>(group.gpus.size()), size,
-                                     group.cost);
+          ? std::optional<Duration>(collective->finished_at() - collective->started_at())
+          : std::nullopt;
   return fabric_times_.emplace(key, time).first->second;
 }
 

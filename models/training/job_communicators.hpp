@@ -32,6 +32,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -85,8 +86,11 @@ class JobCommunicators {
   // size, nodes, members per node, the members' GPU indices in their servers (their rails), the
   // longest path's delays and how many members sit behind host-staged NICs. Two groups of one
   // shape take the same on a symmetric fabric; where the fabric is not (a group inside one leaf,
-  // another across the spine, with the same cable delays) the second takes the first's time.
-  [[nodiscard]] Duration fabric_time(const Group& group, CollectiveOp op, Bytes size);
+  // another across the spine, with the same cable delays) the second takes the first's time. Empty
+  // where the fabric has no path between some members, which the formula, knowing no paths,
+  // prices instead.
+  [[nodiscard]] std::optional<Duration> fabric_time(const Group& group, CollectiveOp op,
+                                                    Bytes size);
   // The group's members on the cluster's network, in its node-major order; made on first use.
   CommunicatorNetwork& network_of(Group& group);
   void finish_on(Collective& collective, const Group& group, MemberFinished finished) const;
@@ -98,7 +102,8 @@ class JobCommunicators {
   std::vector<std::unique_ptr<Group>> groups_;
   std::vector<char> host_staged_;                    // by GPU
   std::unique_ptr<NodeCollectiveTimes> node_times_;  // made for the first group inside a server
-  std::map<std::tuple<std::vector<std::int32_t>, std::int64_t, std::int64_t>, Duration>
+  std::map<std::tuple<std::vector<std::int32_t>, std::int64_t, std::int64_t>,
+           std::optional<Duration>>
       fabric_times_;  // by shape, size and path (fabric_time)
 };
 
