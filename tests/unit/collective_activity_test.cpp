@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "flow_fabric.hpp"
 #include "memory_backend.hpp"
 #include "models/collective/communicator.hpp"
 #include "models/collective/fluid_ring.hpp"
@@ -21,14 +22,7 @@ namespace {
 
 using Rings = std::vector<std::vector<std::int32_t>>;
 
-struct FlowFabric {
-  explicit FlowFabric(Topology t) : topology(std::move(t)) {}
-  Simulator sim;
-  Topology topology;
-  Routing routing{topology};
-  testing::MemoryBackend output;
-  FlowNetwork network{sim, routing, FlowNetworkConfig{}, 1, output};
-};
+using testing::FlowFabric;
 
 struct PacketFabric {
   explicit PacketFabric(Topology t) : topology(std::move(t)) {

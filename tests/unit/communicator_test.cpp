@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "flow_fabric.hpp"
 #include "memory_backend.hpp"
 #include "models/collective/ring_collective.hpp"
 #include "models/transport/flow_network.hpp"
@@ -72,22 +73,14 @@ TEST_CASE("four of eight hosts on a switch all-reduce as four hosts alone, touch
   const Bytes size(64 << 20);
   Duration alone;
   {
-    Simulator sim;
-    const Topology topology = testing::star(4);
-    const Routing routing(topology);
-    testing::MemoryBackend output;
-    FlowNetwork network(sim, routing, FlowNetworkConfig{}, 1, output);
-    alone = ring_all_reduce(network, sim, 4, size);
+    testing::FlowFabric fabric(testing::star(4));
+    alone = ring_all_reduce(fabric.network, fabric.sim, 4, size);
   }
-  Simulator sim;
-  const Topology topology = testing::star(8);
-  const Routing routing(topology);
-  testing::MemoryBackend output;
-  FlowNetwork network(sim, routing, FlowNetworkConfig{}, 1, output);
-  RecordingNetwork recording(network);
+  testing::FlowFabric fabric(testing::star(8));
+  RecordingNetwork recording(fabric.network);
   CommunicatorNetwork communicator(recording, {5, 2, 7, 0});
   CHECK(communicator.endpoint_count() == 4);
-  CHECK(ring_all_reduce(communicator, sim, 4, size) == alone);
+  CHECK(ring_all_reduce(communicator, fabric.sim, 4, size) == alone);
   CHECK(recording.endpoints == std::set<std::int32_t>{0, 2, 5, 7});
 }
 
@@ -109,17 +102,14 @@ class LastMessage final : public MessageListener {
 // A training job's communicators open queue pairs of their own: the cluster's network sees the
 // communicator's queue pair 2 as 1,002, and the sender hears of it as 2, from local rank 1 to 0.
 TEST_CASE("a communicator's queue pairs are the network's from its first on") {
-  Simulator sim;
-  const Topology topology = testing::star(4);
-  const Routing routing(topology);
-  testing::MemoryBackend output;
-  FlowNetwork network(sim, routing, FlowNetworkConfig{}, 1, output);
+  testing::FlowFabric fabric(testing::star(4));
+  FlowNetwork& network = fabric.network;
   RecordingNetwork recording(network);
   CommunicatorNetwork communicator(recording, {3, 1}, 1000);
   CHECK(communicator.latency(1, 0, 2) == network.latency(1, 3, 1002));
   LastMessage listener;
   (void)communicator.send(1, 0, Bytes(4'000), 2, listener);
-  static_cast<void>(sim.run());
+  static_cast<void>(fabric.sim.run());
   CHECK(recording.queue_pairs == std::set<std::uint32_t>{1002});
   CHECK(recording.endpoints == std::set<std::int32_t>{1, 3});
   for (const Message& heard : {listener.delivered, listener.complete}) {

@@ -33,17 +33,31 @@ ClusterSpec servers(const char* preset, std::int32_t nodes, NetworkModel level) 
   return spec;
 }
 
+// A job's all-reduce over `gpus` on a cluster of its own.
+struct JobAllReduce {
+  JobAllReduce(const ClusterSpec& spec, std::vector<std::int32_t> gpus, Bytes size)
+      : topology(build_topology(spec.fabric.topology)),
+        routing(topology),
+        cluster(sim, spec, routing, output),
+        communicators(sim, cluster, spec, spec.fabric.model),
+        all_reduce(communicators.collective(communicators.add_group(std::move(gpus)),
+                                            CollectiveOp::kAllReduce, size,
+                                            [](std::int32_t, Time) {})) {}
+
+  Simulator sim;
+  Topology topology;
+  Routing routing;
+  testing::MemoryBackend output;
+  Cluster cluster;
+  JobCommunicators communicators;
+  std::unique_ptr<Collective> all_reduce;
+};
+
 // How long the job's all-reduce over `gpus` takes, alone on the cluster.
 Duration job_all_reduce(const ClusterSpec& spec, std::vector<std::int32_t> gpus, Bytes size) {
-  Simulator sim;
-  const Topology topology = build_topology(spec.fabric.topology);
-  const Routing routing(topology);
-  testing::MemoryBackend output;
-  Cluster cluster(sim, spec, routing, output);
-  JobCommunicators communicators(sim, cluster, spec, spec.fabric.model);
-  const std::int32_t group = communicators.add_group(std::move(gpus));
-  const std::unique_ptr<Collective> all_reduce =
-      communicators.collective(group, CollectiveOp::kAllReduce, size, [](std::int32_t, Time) {});
+  JobAllReduce job(spec, std::move(gpus), size);
+  Simulator& sim = job.sim;
+  const std::unique_ptr<Collective>& all_reduce = job.all_reduce;
   all_reduce->when_finished([&sim] { sim.stop(); });
   all_reduce->start();
   (void)sim.run();
@@ -162,16 +176,10 @@ TEST_CASE("a job's ring across servers at flow level keeps NCCL's speed for its 
 // A job's collectives are aborted when a watchdog fires: NCCL's NVLS-Tree across two DGX H100s,
 // stopped in mid-flight at packet level, sends nothing more, drains and can be destroyed.
 TEST_CASE("a job's NVLS-Tree all-reduce aborted mid-way sends nothing more and settles") {
-  const ClusterSpec spec = servers("dgx-h100", 2, NetworkModel::kPacket);
-  Simulator sim;
-  const Topology topology = build_topology(spec.fabric.topology);
-  const Routing routing(topology);
-  testing::MemoryBackend output;
-  Cluster cluster(sim, spec, routing, output);
-  JobCommunicators communicators(sim, cluster, spec, spec.fabric.model);
-  const std::int32_t group = communicators.add_group(first_gpus(16));
-  const std::unique_ptr<Collective> all_reduce = communicators.collective(
-      group, CollectiveOp::kAllReduce, Bytes(std::int64_t{64} << 20), [](std::int32_t, Time) {});
+  JobAllReduce job(servers("dgx-h100", 2, NetworkModel::kPacket), first_gpus(16),
+                   Bytes(std::int64_t{64} << 20));
+  Simulator& sim = job.sim;
+  const std::unique_ptr<Collective>& all_reduce = job.all_reduce;
   all_reduce->start();
   (void)sim.run(Time::zero() + Duration::us(100));
   REQUIRE(all_reduce->running());
