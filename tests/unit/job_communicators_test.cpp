@@ -190,5 +190,21 @@ TEST_CASE("a job's NVLS-Tree all-reduce aborted mid-way sends nothing more and s
   CHECK(all_reduce->settled());
 }
 
+// A rail-only fabric (no spines) has no path between GPU 0 of one server and GPU 1 of another:
+// their flow-level ring cannot run, so on the analytic level the pair pays the ring's alpha-beta
+// formula, which knows no paths: Simple's base latency, then two steps of Simple's network
+// latency and the 400 Gb/s NIC's rate.
+TEST_CASE("a group the fabric cannot connect pays the ring's formula on the analytic level") {
+  ClusterSpec spec = servers("dgx-h100", 2, NetworkModel::kAnalytic);
+  spec.fabric.topology.rail_optimized.spines = 0;
+  spec.fabric.topology.rail_optimized.uplinks_per_rail_switch = 0;
+  const Bytes size(1 << 20);
+  const ProtocolCost simple = protocol_cost(NcclProtocol::kSimple, NcclAlgorithm::kRing);
+  CHECK(job_all_reduce(spec, {0, 9}, size) ==
+        simple.base_latency +
+            ring_collective_time(CollectiveOp::kAllReduce, 2, size,
+                                 AlphaBeta{simple.network_step, spec.servers->nic_rate}));
+}
+
 }  // namespace
 }  // namespace lockstep
