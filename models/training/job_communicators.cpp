@@ -84,7 +84,7 @@ std::int32_t JobCommunicators::add_group(std::vector<std::int32_t> gpus) {
         group->member_of_local[static_cast<std::size_t>(local)])] = local;
   }
   group->path = longest_path(group->gpus);
-  group->cost = cost_between(*group, group->gpus);
+  group->cost = cost_between(*group);
   groups_.push_back(std::move(group));
   return static_cast<std::int32_t>(groups_.size() - 1);
 }
@@ -116,8 +116,8 @@ BitRate JobCommunicators::nic_rate(std::int32_t gpu) const {
   return rate;
 }
 
-AlphaBeta JobCommunicators::cost_between(const Group& group,
-                                         const std::vector<std::int32_t>& gpus) const {
+AlphaBeta JobCommunicators::cost_between(const Group& group) const {
+  const std::vector<std::int32_t>& gpus = group.gpus;
   const ProtocolCost protocol = protocol_cost(NcclProtocol::kSimple, NcclAlgorithm::kRing);
   const NodePreset& node = *cluster_.servers();
   const BitRate nvlink = node.nvlink_bandwidth;
@@ -129,7 +129,7 @@ AlphaBeta JobCommunicators::cost_between(const Group& group,
   BitRate slowest = nic_rate(gpus[0]);
   for (const std::int32_t gpu : gpus) slowest = std::min(slowest, nic_rate(gpu));
   const BitRate per_rank = std::min(BitRate::bps(slowest.bps() * group.gpus_per_node), nvlink);
-  return AlphaBeta{longest_path(gpus) + protocol.network_step, per_rank};
+  return AlphaBeta{group.path + protocol.network_step, per_rank};
 }
 
 Duration JobCommunicators::longest_path(const std::vector<std::int32_t>& gpus) const {
@@ -266,8 +266,10 @@ std::unique_ptr<Collective> JobCommunicators::send(std::int32_t group_id, std::i
   const bool same_server = gpu_from / cluster_.gpus_per_node() == gpu_to / cluster_.gpus_per_node();
   if (level_ == NetworkModel::kAnalytic || same_server) {
     Group pair;
+    pair.gpus = {gpu_from, gpu_to};
     pair.nodes = same_server ? 1 : 2;
-    const AlphaBeta cost = cost_between(pair, {gpu_from, gpu_to});
+    pair.path = longest_path(pair.gpus);
+    const AlphaBeta cost = cost_between(pair);
     const Duration base = protocol_cost(NcclProtocol::kSimple, NcclAlgorithm::kRing).base_latency;
     made = std::make_unique<PricedCollective>(
         sim_, static_cast<std::int32_t>(group.gpus.size()), std::vector<std::int32_t>{from, to},

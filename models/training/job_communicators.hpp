@@ -73,8 +73,8 @@ class JobCommunicators {
  private:
   struct Group;
 
-  [[nodiscard]] AlphaBeta cost_between(const Group& group,
-                                       const std::vector<std::int32_t>& gpus) const;
+  // The ring's alpha-beta figures for the group's members, over its path.
+  [[nodiscard]] AlphaBeta cost_between(const Group& group) const;
   [[nodiscard]] BitRate nic_rate(std::int32_t gpu) const;
   // The cables' delays along the longest path from the first of `gpus` to one on another server.
   [[nodiscard]] Duration longest_path(const std::vector<std::int32_t>& gpus) const;
