@@ -8,10 +8,12 @@
 #include "flow_fabric.hpp"
 #include "memory_backend.hpp"
 #include "models/collective/communicator.hpp"
+#include "models/collective/fluid_replay.hpp"
 #include "models/collective/fluid_ring.hpp"
 #include "models/collective/point_to_point.hpp"
 #include "models/collective/priced_collective.hpp"
 #include "models/collective/ring_collective.hpp"
+#include "models/collective/traffic_tally.hpp"
 #include "models/collective/tree_all_reduce.hpp"
 #include "models/transport/flow_network.hpp"
 #include "models/transport/packet_network.hpp"
@@ -371,6 +373,71 @@ TEST_CASE("a fluid ring streams its protocol's wire bytes") {
       Time::zero() + Duration::us(2 + 30 + 2) + tx_time(Bytes(6'400'000), goodput);
   CHECK(ring.finished_at() >= expected - Duration::ns(100));
   CHECK(ring.finished_at() <= expected + Duration::us(1));
+}
+
+// The fluid ring of 4 above, sent through a tally: it still ends (every message reached the
+// fabric and its completion came back), and each link of the ring carried its 6 MB, listed by
+// source, destination and queue pair, sent once the latencies had passed (32 us) and in some
+// 500 us later.
+TEST_CASE("a traffic tally passes every message on and adds up each queue pair's bytes") {
+  FlowFabric fabric(testing::star(4));
+  TrafficTally tally(fabric.sim, fabric.network);
+  FluidRing ring(fabric.sim, tally, Rings{{0, 1, 2, 3}}, CollectiveOp::kAllReduce, Bytes(4'000'000),
+                 Duration::us(2), Duration::us(5));
+  for (std::int32_t r = 0; r < 4; ++r) ring.arrive(r, Time::zero());
+  (void)fabric.sim.run();
+  REQUIRE(ring.finished());
+  CHECK(tally.endpoint_count() == 4);
+  CHECK(tally.latency(0, 1, 0) == fabric.network.latency(0, 1, 0));
+  const std::vector<QueuePairTraffic> traffic = tally.traffic();
+  REQUIRE(traffic.size() == 4);
+  const QueuePairKey links[] = {{0, 1, 0}, {1, 2, 0}, {2, 3, 0}, {3, 0, 0}};
+  for (std::size_t i = 0; i < traffic.size(); ++i) {
+    CHECK(traffic[i].pair == links[i]);
+    CHECK(traffic[i].bytes == Bytes(6'000'000));
+    CHECK(traffic[i].first_sent == Time::zero() + Duration::us(2 + 30));
+    CHECK(traffic[i].last_delivered <= ring.finished_at());
+    CHECK(traffic[i].last_delivered > traffic[i].first_sent + Duration::us(400));
+  }
+}
+
+// A replay on a star of 4 at 100 Gb/s: rank 3 joins last, at 30 us. Rank 0 then streams 3 MB to
+// each of ranks 1 and 2 at once, and 10 us later rank 2 streams 1 MB to rank 3. Rank 0's link
+// carries its 6 MB in packets of 1000 B of payload and 62 B of headers (no acknowledgement comes
+// its way), then the path's two cable delays of 1 us each; rank 1 is done with its 3 MB 5 us
+// after they are in, and so is the collective. Rank 3's 1 MB is in long before.
+TEST_CASE("a fluid replay streams each queue pair's bytes from its start, then what follows") {
+  FlowFabric fabric(testing::star(4));
+  FluidReplay replay(fabric.sim, fabric.network,
+                     {{{0, 1, 0}, Bytes(3'000'000), Duration(), Duration::us(5)},
+                      {{0, 2, 0}, Bytes(3'000'000), Duration(), Duration()},
+                      {{2, 3, 1}, Bytes(1'000'000), Duration::us(10), Duration()}},
+                     NcclAlgorithm::kTree);
+  std::vector<Time> done(4, Time::max());
+  replay.when_rank_finished(
+      [&](std::int32_t rank, Time at) { done[static_cast<std::size_t>(rank)] = at; });
+  for (std::int32_t r = 0; r < 3; ++r) replay.arrive(r, Time::zero());
+  replay.arrive(3, Time::zero() + Duration::us(30));
+  (void)fabric.sim.run();
+  REQUIRE(replay.finished());
+  CHECK(replay.transfers() == 3);
+  const Time in =
+      Time::zero() + Duration::us(30 + 2) + tx_time(Bytes(6'000'000 / 1000 * 1062), testing::kRate);
+  CHECK(done[2] >= in - Duration::ns(100));
+  CHECK(done[2] <= in + Duration::us(1));
+  CHECK(done[1] == done[2] + Duration::us(5));
+  CHECK(replay.finished_at() == done[1]);
+  CHECK(done[3] > Time::zero() + Duration::us(40) + tx_time(Bytes(1'000'000), testing::kRate));
+  CHECK(done[3] < done[2]);
+  CHECK(replay.settled());
+  CHECK_THROWS_AS(
+      FluidReplay(fabric.sim, fabric.network, {{{1, 1, 0}, Bytes(1), Duration(), Duration()}},
+                  NcclAlgorithm::kTree),
+      std::invalid_argument);
+  CHECK_THROWS_AS(
+      FluidReplay(fabric.sim, fabric.network, {{{0, 4, 0}, Bytes(1), Duration(), Duration()}},
+                  NcclAlgorithm::kTree),
+      std::invalid_argument);
 }
 
 }  // namespace
