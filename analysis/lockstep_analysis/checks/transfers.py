@@ -1,7 +1,9 @@
 """What the fabric's record of each transfer (`messages`) says about NICs, host paths and cables.
 
 A bulk transfer on an idle path runs near its NIC's line rate, so its achieved rate (bytes over the
-time from first packet sent to last byte delivered) is a measurement of the path it took:
+time from first packet sent to last byte delivered) is a measurement of the path it took. NCCL's
+channels share a NIC (a queue pair each, and a flow-level collective's flows run side by side), so
+against the line rate it is the NIC's bytes over the time it had any in flight that measure:
 - every NIC far below line rate, alike, with no congestion in the fabric: the hosts cap the
   transfers (NCCL on TCP sockets, or data staged through host memory without GPUDirect RDMA);
 - one NIC slower than its peers both sending and receiving, step after step: that NIC's host
@@ -66,16 +68,28 @@ def _job_ranks_and_nodes(run):
     return ("", "") if layout is None else (ids(range(layout.world)), ids(layout.node))
 
 
+def _busy_rates(transfers):
+    """What each NIC sent per second while it had a bulk transfer in flight."""
+    rates = {}
+    for nic, sent in transfers.groupby("source"):
+        busy = sum(end - start for start, end in _episodes(sent["first_sent_ps"].to_numpy(),
+                                                           sent["delivered_ps"].to_numpy()))
+        rates[nic] = float(sent["bytes"].sum()) * 8 * 1e12 / busy
+    return pd.Series(rates, dtype=float)
+
+
 def _host_capped(run, budget, transfers):
     line = float(transfers["line_bps"].median())
-    top = float(transfers["rate_bps"].quantile(0.9))
+    nics = _busy_rates(transfers)
+    top = float(nics.quantile(0.9))
     if top >= HOST_CAPPED_BELOW * line or _fabric_congested(run):
         return []
     achieved = top / line
-    evidence = (f"bulk transfers reach at most {top / 1e9:.1f} Gb/s (90th percentile of "
-                f"{len(transfers)}) on {line / 1e9:.0f} Gb/s NICs, {percent(achieved)} of the line "
-                "rate, on every NIC alike, with no ECN mark or pause anywhere in the fabric: the "
-                "hosts cap them, not the network")
+    evidence = (f"NICs send bulk transfers at most {top / 1e9:.1f} Gb/s while busy (90th "
+                f"percentile of {len(nics)} NICs, {len(transfers)} transfers) on "
+                f"{line / 1e9:.0f} Gb/s NICs, {percent(achieved)} of the line rate, on every NIC "
+                "alike, with no ECN mark or pause anywhere in the fabric: the hosts cap them, not "
+                "the network")
     lost = float("nan")
     if budget is not None:
         # At RDMA's rate the same communication would take achieved / RDMA_SHARE_OF_LINE of it.
