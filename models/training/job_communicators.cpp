@@ -5,6 +5,7 @@
 
 #include "models/cluster/nccl_collective.hpp"
 #include "models/collective/channel_rings.hpp"
+#include "models/collective/fluid_replay.hpp"
 #include "models/collective/fluid_ring.hpp"
 #include "models/collective/nccl_protocol.hpp"
 #include "models/collective/point_to_point.hpp"
@@ -15,19 +16,12 @@
 namespace lockstep {
 namespace {
 
-// The job's collectives have queue pairs of their own, as NCCL opens its own: their messages never
-// queue behind another traffic's on one queue pair.
-constexpr std::uint32_t kJobQueuePairs = 1U << 20;
-
-// What one of a fluid ring's channels (one per GPU of a node) may carry at most: NCCL's channels
-// for the size at its speed for each, spread over the fluid's.
-std::optional<BitRate> fluid_channel_ceiling(const NcclCommunicator& nccl, CollectiveOp op,
-                                             NcclProtocol protocol, Bytes size) {
-  if (!nccl.servers) return std::nullopt;
-  const NcclRing ring =
-      nccl_ring(*nccl.servers, nccl.nodes, nccl.gpus, nccl.nic, op, protocol, size);
-  if (!ring.channel_ceiling) return std::nullopt;
-  return BitRate::bps(ring.channel_ceiling->bps() * ring.channels / nccl.gpus);
+// NCCL's ring for an all-reduce, reduce-scatter or all-gather streams as one fluid flow per
+// channel and link.
+bool streams_as_fluid_ring(CollectiveOp op, NcclAlgorithm algorithm) {
+  return algorithm == NcclAlgorithm::kRing &&
+         (op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter ||
+          op == CollectiveOp::kAllGather);
 }
 
 }  // namespace
@@ -153,7 +147,7 @@ CommunicatorNetwork& JobCommunicators::network_of(Group& group) {
       members.push_back(group.gpus[static_cast<std::size_t>(m)]);
     }
     group.network = std::make_unique<CommunicatorNetwork>(cluster_.network(), std::move(members),
-                                                          kJobQueuePairs);
+                                                          kFirstQueuePair);
   }
   return *group.network;
 }
@@ -171,9 +165,8 @@ Duration JobCommunicators::price(const Group& group, CollectiveOp op, Bytes size
   return base + ring_collective_time(op, n, size, group.cost);
 }
 
-std::optional<Duration> JobCommunicators::fabric_time(const Group& group, CollectiveOp op,
-                                                      Bytes size) {
-  if (size == Bytes(0)) return Duration();
+JobCommunicators::ShapeKey JobCommunicators::shape_key(const Group& group, CollectiveOp op,
+                                                       Bytes size) const {
   const std::int32_t gpus_per_server = cluster_.gpus_per_node();
   std::vector<std::int32_t> shape{static_cast<std::int32_t>(op), group.nodes, group.gpus_per_node};
   std::vector<std::int32_t> rails;
@@ -185,11 +178,23 @@ std::optional<Duration> JobCommunicators::fabric_time(const Group& group, Collec
   std::sort(rails.begin(), rails.end());
   shape.insert(shape.end(), rails.begin(), rails.end());
   shape.push_back(staged);
-  const auto key = std::make_tuple(std::move(shape), size.count(), group.path.ps());
+  return std::make_tuple(std::move(shape), size.count(), group.path.ps());
+}
+
+std::optional<Duration> JobCommunicators::fabric_time(const Group& group, CollectiveOp op,
+                                                      Bytes size) {
+  if (size == Bytes(0)) return Duration();
+  const NcclCommunicator nccl = communicator_of(group);
+  const auto [algorithm, protocol] = nccl_default_choice(nccl, op, size);
+  if (!streams_as_fluid_ring(op, algorithm)) {
+    const std::optional<CollectiveAlone>& alone = alone_of(group, op, size);
+    return alone ? std::optional<Duration>(alone->time) : std::nullopt;
+  }
+  ShapeKey key = shape_key(group, op, size);
   if (const auto found = fabric_times_.find(key); found != fabric_times_.end()) {
     return found->second;
   }
-  // The group alone on the same machine at flow level: the job's own flow-level collective.
+  // The group alone on the same machine at flow level: the job's own flow-level fluid ring.
   ClusterSpec alone = spec_;
   alone.fabric.model = NetworkModel::kFlow;
   alone.fabric.link_events.clear();
@@ -208,7 +213,43 @@ std::optional<Duration> JobCommunicators::fabric_time(const Group& group, Collec
       collective->finished()
           ? std::optional<Duration>(collective->finished_at() - collective->started_at())
           : std::nullopt;
-  return fabric_times_.emplace(key, time).first->second;
+  return fabric_times_.emplace(std::move(key), time).first->second;
+}
+
+const std::optional<CollectiveAlone>& JobCommunicators::alone_of(const Group& group,
+                                                                 CollectiveOp op, Bytes size) {
+  ShapeKey key = shape_key(group, op, size);
+  if (const auto found = alone_.find(key); found != alone_.end()) return found->second;
+  std::vector<std::int32_t> members;
+  for (const std::int32_t m : group.member_of_local) {
+    members.push_back(group.gpus[static_cast<std::size_t>(m)]);
+  }
+  const NcclCommunicator nccl = communicator_of(group);
+  const auto [algorithm, protocol] = nccl_default_choice(nccl, op, size);
+  return alone_
+      .emplace(std::move(key), collective_alone(spec_, cluster_.routing(), members, kFirstQueuePair,
+                                                nccl, op, size, algorithm, protocol))
+      .first->second;
+}
+
+Duration JobCommunicators::ring_step_latency(const Group& group, NcclProtocol protocol) const {
+  const ProtocolCost cost = protocol_cost(protocol, NcclAlgorithm::kRing);
+  const Duration across = group.path + cost.network_step;
+  if (!cluster_.servers() || group.gpus_per_node == 1) return across;
+  const NodePreset& node = *cluster_.servers();
+  // Through the NVSwitch, two NVLink hops; every step inside a node waits on NCCL's proxy too.
+  const Duration inside =
+      node.nvlink_hop_latency * 2 +
+      std::max(cost.nvlink_step,
+               ring_step_overhead(protocol, group.nodes, node.cpu == CpuVendor::kAmd));
+  // A ring leaves each node once: of its n hops, one per node crosses the fabric.
+  const std::int64_t ranks = std::int64_t{group.nodes} * group.gpus_per_node;
+  return Duration::ps((across.ps() * group.nodes + inside.ps() * (ranks - group.nodes)) / ranks);
+}
+
+NcclCommunicator JobCommunicators::communicator_of(const Group& group) const {
+  return NcclCommunicator{cluster_.servers(), group.nodes, group.gpus_per_node,
+                          cluster_.routing().topology().nic_rate()};
 }
 
 bool JobCommunicators::priced(const Group& group) const {
@@ -233,18 +274,21 @@ std::unique_ptr<Collective> JobCommunicators::collective(std::int32_t group_id, 
     for (std::int32_t m = 0; m < n; ++m) everyone[static_cast<std::size_t>(m)] = m;
     made = std::make_unique<PricedCollective>(sim_, n, std::move(everyone), price(group, op, size));
   } else {
-    const NcclCommunicator nccl{cluster_.servers(), group.nodes, group.gpus_per_node,
-                                cluster_.routing().topology().nic_rate()};
+    const NcclCommunicator nccl = communicator_of(group);
     const auto [algorithm, protocol] = nccl_default_choice(nccl, op, size);
-    if (level_ == NetworkModel::kFlow && algorithm == NcclAlgorithm::kRing &&
-        (op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter ||
-         op == CollectiveOp::kAllGather)) {
+    if (level_ == NetworkModel::kFlow && streams_as_fluid_ring(op, algorithm)) {
       const ProtocolCost cost = protocol_cost(protocol, NcclAlgorithm::kRing);
+      const NcclRing ring = nccl.servers ? nccl_ring(*nccl.servers, nccl.nodes, nccl.gpus, nccl.nic,
+                                                     op, protocol, size)
+                                         : NcclRing{};
       made = std::make_unique<FluidRing>(
           sim_, network_of(group),
-          rail_aligned_rings(group.nodes, group.gpus_per_node, group.gpus_per_node), op, size,
-          cost.base_latency, group.path + cost.network_step, cost.data_per_wire_byte,
-          fluid_channel_ceiling(nccl, op, protocol, size));
+          rail_aligned_rings(group.nodes, group.gpus_per_node, ring.channels), op, size,
+          cost.base_latency, ring_step_latency(group, protocol), cost.data_per_wire_byte,
+          ring.channel_ceiling);
+    } else if (level_ == NetworkModel::kFlow && size > Bytes(0) && alone_of(group, op, size)) {
+      const CollectiveAlone& alone = *alone_of(group, op, size);
+      made = std::make_unique<FluidReplay>(sim_, network_of(group), alone.fluid, algorithm);
     } else {
       made = make_nccl_collective(sim_, network_of(group), nccl, op, size, algorithm, protocol)
                  .collective;
