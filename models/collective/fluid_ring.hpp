@@ -12,7 +12,10 @@
 // caller knows) and the bytes follow. On an idle
 // non-blocking fabric it takes the ring's alpha-beta time. Left out: the ring's start-up, in which
 // links carry less than in steady state, and the chunk granularity that lets a late rank's
-// neighbours make some progress before it joins.
+// neighbours make some progress before it joins. And a channel held below the link's rate (its
+// ceiling, its steps' latencies) sends in bursts, between which other traffic has the link to
+// itself; the fluid shares the link with it all along, so beside a long flow it is held back more
+// than the steps are.
 #pragma once
 
 #include <cstdint>
