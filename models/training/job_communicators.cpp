@@ -11,7 +11,6 @@
 #include "models/collective/point_to_point.hpp"
 #include "models/collective/priced_collective.hpp"
 #include "models/node/server_config.hpp"
-#include "sim/core/discarding_backend.hpp"
 
 namespace lockstep {
 namespace {
@@ -142,11 +141,7 @@ Duration JobCommunicators::longest_path(const std::vector<std::int32_t>& gpus) c
 
 CommunicatorNetwork& JobCommunicators::network_of(Group& group) {
   if (!group.network) {
-    std::vector<std::int32_t> members;
-    for (const std::int32_t m : group.member_of_local) {
-      members.push_back(group.gpus[static_cast<std::size_t>(m)]);
-    }
-    group.network = std::make_unique<CommunicatorNetwork>(cluster_.network(), std::move(members),
+    group.network = std::make_unique<CommunicatorNetwork>(cluster_.network(), members_of(group),
                                                           kFirstQueuePair);
   }
   return *group.network;
@@ -194,42 +189,45 @@ std::optional<Duration> JobCommunicators::fabric_time(const Group& group, Collec
   if (const auto found = fabric_times_.find(key); found != fabric_times_.end()) {
     return found->second;
   }
-  // The group alone on the same machine at flow level: the job's own flow-level fluid ring.
-  ClusterSpec alone = spec_;
-  alone.fabric.model = NetworkModel::kFlow;
-  alone.fabric.link_events.clear();
-  alone.fabric.sample_period.reset();
-  Simulator sim;
-  DiscardingBackend discard;
-  Cluster cluster(sim, alone, cluster_.routing(), discard);
-  JobCommunicators flow(sim, cluster, alone, NetworkModel::kFlow);
-  const std::unique_ptr<Collective> collective =
-      flow.collective(flow.add_group(group.gpus), op, size, [](std::int32_t, Time) {});
-  collective->when_finished([&sim] { sim.stop(); });
-  collective->start();
-  (void)sim.run();
-  // A fabric with no path between some members (rails without spines) cannot run it.
-  const std::optional<Duration> time =
-      collective->finished()
-          ? std::optional<Duration>(collective->finished_at() - collective->started_at())
-          : std::nullopt;
-  return fabric_times_.emplace(std::move(key), time).first->second;
+  IdleMachine machine(spec_, cluster_.routing(), members_of(group), kFirstQueuePair);
+  const std::unique_ptr<Collective> ring =
+      fluid_ring(machine.sim(), machine.network(), group, op, size, protocol);
+  return fabric_times_.emplace(std::move(key), machine.run(*ring)).first->second;
 }
 
 const std::optional<CollectiveAlone>& JobCommunicators::alone_of(const Group& group,
                                                                  CollectiveOp op, Bytes size) {
   ShapeKey key = shape_key(group, op, size);
   if (const auto found = alone_.find(key); found != alone_.end()) return found->second;
+  const NcclCommunicator nccl = communicator_of(group);
+  const auto [algorithm, protocol] = nccl_default_choice(nccl, op, size);
+  return alone_
+      .emplace(std::move(key),
+               collective_alone(spec_, cluster_.routing(), members_of(group), kFirstQueuePair, nccl,
+                                op, size, algorithm, protocol))
+      .first->second;
+}
+
+std::vector<std::int32_t> JobCommunicators::members_of(const Group& group) {
   std::vector<std::int32_t> members;
   for (const std::int32_t m : group.member_of_local) {
     members.push_back(group.gpus[static_cast<std::size_t>(m)]);
   }
+  return members;
+}
+
+std::unique_ptr<Collective> JobCommunicators::fluid_ring(Simulator& sim, Network& network,
+                                                         const Group& group, CollectiveOp op,
+                                                         Bytes size, NcclProtocol protocol) const {
   const NcclCommunicator nccl = communicator_of(group);
-  const auto [algorithm, protocol] = nccl_default_choice(nccl, op, size);
-  return alone_
-      .emplace(std::move(key), collective_alone(spec_, cluster_.routing(), members, kFirstQueuePair,
-                                                nccl, op, size, algorithm, protocol))
-      .first->second;
+  const ProtocolCost cost = protocol_cost(protocol, NcclAlgorithm::kRing);
+  const NcclRing ring =
+      nccl.servers ? nccl_ring(*nccl.servers, nccl.nodes, nccl.gpus, nccl.nic, op, protocol, size)
+                   : NcclRing{};
+  return std::make_unique<FluidRing>(
+      sim, network, rail_aligned_rings(group.nodes, group.gpus_per_node, ring.channels), op, size,
+      cost.base_latency, ring_step_latency(group, protocol), cost.data_per_wire_byte,
+      ring.channel_ceiling);
 }
 
 Duration JobCommunicators::ring_step_latency(const Group& group, NcclProtocol protocol) const {
@@ -277,15 +275,7 @@ std::unique_ptr<Collective> JobCommunicators::collective(std::int32_t group_id, 
     const NcclCommunicator nccl = communicator_of(group);
     const auto [algorithm, protocol] = nccl_default_choice(nccl, op, size);
     if (level_ == NetworkModel::kFlow && streams_as_fluid_ring(op, algorithm)) {
-      const ProtocolCost cost = protocol_cost(protocol, NcclAlgorithm::kRing);
-      const NcclRing ring = nccl.servers ? nccl_ring(*nccl.servers, nccl.nodes, nccl.gpus, nccl.nic,
-                                                     op, protocol, size)
-                                         : NcclRing{};
-      made = std::make_unique<FluidRing>(
-          sim_, network_of(group),
-          rail_aligned_rings(group.nodes, group.gpus_per_node, ring.channels), op, size,
-          cost.base_latency, ring_step_latency(group, protocol), cost.data_per_wire_byte,
-          ring.channel_ceiling);
+      made = fluid_ring(sim_, network_of(group), group, op, size, protocol);
     } else if (level_ == NetworkModel::kFlow && size > Bytes(0) && alone_of(group, op, size)) {
       const CollectiveAlone& alone = *alone_of(group, op, size);
       made = std::make_unique<FluidReplay>(sim_, network_of(group), alone.fluid, algorithm);

@@ -101,8 +101,9 @@ class JobCommunicators {
   // across the spine, with the same cable delays) the second takes the first's time.
   using ShapeKey = std::tuple<std::vector<std::int32_t>, std::int64_t, std::int64_t>;
   [[nodiscard]] ShapeKey shape_key(const Group& group, CollectiveOp op, Bytes size) const;
-  // What the collective of a group across servers takes alone on this machine at flow level (its
-  // flow-level collective: NCCL's choice, a ring as a fluid), timed once for each shape. Empty
+  // What the collective of a group across servers takes alone on an idle copy of this machine at
+  // flow level (its flow-level collective: NCCL's choice, a ring as a fluid), timed once for each
+  // shape. Empty
   // where the fabric has no path between some members, which the formula, knowing no paths,
   // prices instead.
   [[nodiscard]] std::optional<Duration> fabric_time(const Group& group, CollectiveOp op,
@@ -112,6 +113,13 @@ class JobCommunicators {
   // members.
   const std::optional<CollectiveAlone>& alone_of(const Group& group, CollectiveOp op, Bytes size);
   [[nodiscard]] NcclCommunicator communicator_of(const Group& group) const;
+  // The cluster's ranks of the group's members, node-major: the order its communicator numbers
+  // them.
+  [[nodiscard]] static std::vector<std::int32_t> members_of(const Group& group);
+  // The group's ring for `op` of `size` with `protocol` as a fluid (fluid_ring.hpp) on `network`.
+  [[nodiscard]] std::unique_ptr<Collective> fluid_ring(Simulator& sim, Network& network,
+                                                       const Group& group, CollectiveOp op,
+                                                       Bytes size, NcclProtocol protocol) const;
   // What a step of the group's ring costs on average over its hops, beyond its data: the path's
   // delays and NCCL's step cost across servers, NVLink's hops and the larger of NCCL's step cost
   // there and its proxy's inside a server (as the ring's steps take them, nccl_collective.hpp).
