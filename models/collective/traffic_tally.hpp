@@ -5,8 +5,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
-#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -44,7 +42,8 @@ class TrafficTally final : public Network, private MessageListener {
 
   const Simulator& sim_;
   Network& network_;
-  std::map<std::tuple<std::int32_t, std::int32_t, std::uint32_t>, QueuePairTraffic> traffic_;
+  // Looked up at every message; ordered only when traffic() lists it.
+  std::unordered_map<QueuePairKey, QueuePairTraffic, QueuePairKeyHash> traffic_;
   std::unordered_map<std::uint64_t, MessageListener*> listeners_;  // by id; never iterated
 };
 
