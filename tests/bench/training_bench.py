@@ -2,13 +2,16 @@
 """Training-job benchmark: wall time and peak memory per simulated step.
 
 Runs the worked example (scenarios/worked-example.yaml, 256 H100s, Llama 2 70B with TP=8, PP=4,
-DP=8) for one step at each network level, and one step of the 16,384-GPU job of
-scenarios/bench/training_16384_gpus.yaml at the levels named, and prints per run the wall time per
-simulated step, the peak resident memory, the events per second and the step the run simulated.
+DP=8) for one step at each network level, one step of the 16,384-GPU job of
+scenarios/bench/training_16384_gpus.yaml and one of plain data parallelism over 128 H100s
+(scenarios/bench/training_pure_dp_128_h100.yaml, NCCL's NVLS-Tree and rings across servers of eight
+GPUs) at the levels named, and prints per run the wall time per simulated step, the peak resident
+memory, the events per second and the step the run simulated.
 Targets (issue "Training jobs on the cluster"): worked example under 1 s per step analytic, 5 s flow,
 5 min packet; the 16,384-GPU step under 60 s and 8 GB at flow level.
 
     tests/bench/training_bench.py [--lockstep PATH] [--levels analytic,flow,packet] [--big LEVELS]
+                                  [--dp LEVELS]
 """
 
 import argparse
@@ -48,11 +51,15 @@ def main():
     parser.add_argument("--lockstep", default=str(SOURCE / "build" / "bench" / "lockstep"))
     parser.add_argument("--levels", default="analytic,flow,packet")
     parser.add_argument("--big", default="analytic", help="levels for the 16,384-GPU step")
+    parser.add_argument("--dp", default="analytic,flow",
+                        help="levels for the step of plain data parallelism over 128 H100s")
     args = parser.parse_args()
     runs = [(SOURCE / "scenarios" / "worked-example.yaml", level)
             for level in args.levels.split(",") if level]
     runs += [(SOURCE / "scenarios" / "bench" / "training_16384_gpus.yaml", level)
              for level in args.big.split(",") if level]
+    runs += [(SOURCE / "scenarios" / "bench" / "training_pure_dp_128_h100.yaml", level)
+             for level in args.dp.split(",") if level]
     print(f"{'scenario':28} {'level':9} {'wall/step':>10} {'peak MB':>8} {'M events/s':>10} "
           f"{'simulated step':>15} {'MFU':>6}")
     with tempfile.TemporaryDirectory() as directory:
