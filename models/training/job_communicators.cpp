@@ -23,6 +23,9 @@ bool streams_as_fluid_ring(CollectiveOp op, NcclAlgorithm algorithm) {
           op == CollectiveOp::kAllGather);
 }
 
+// A pipeline transfer is one send on NCCL's Simple protocol, its costs taken as across servers.
+const ProtocolOverheads kTransferOverheads{NcclProtocol::kSimple, 1, {}, {}};
+
 }  // namespace
 
 struct JobCommunicators::Group {
@@ -208,6 +211,22 @@ const std::optional<CollectiveAlone>& JobCommunicators::alone_of(const Group& gr
       .first->second;
 }
 
+std::optional<Duration> JobCommunicators::transfer_time(const Group& pair, Bytes size) {
+  const std::int32_t gpus = cluster_.gpus_per_node();
+  const std::int32_t from = pair.gpus[0];
+  const std::int32_t to = pair.gpus[1];
+  auto key = std::make_tuple(std::vector<std::int32_t>{from % gpus, to % gpus,
+                                                       host_staged_[static_cast<std::size_t>(from)],
+                                                       host_staged_[static_cast<std::size_t>(to)]},
+                             size.count(), pair.path.ps());
+  if (const auto found = transfer_times_.find(key); found != transfer_times_.end()) {
+    return found->second;
+  }
+  IdleMachine machine(spec_, cluster_.routing(), pair.gpus, kFirstQueuePair);
+  PointToPoint transfer(machine.sim(), machine.network(), 0, 1, size, kTransferOverheads);
+  return transfer_times_.emplace(std::move(key), machine.run(transfer)).first->second;
+}
+
 std::vector<std::int32_t> JobCommunicators::members_of(const Group& group) {
   std::vector<std::int32_t> members;
   for (const std::int32_t m : group.member_of_local) {
@@ -303,14 +322,17 @@ std::unique_ptr<Collective> JobCommunicators::send(std::int32_t group_id, std::i
     pair.gpus = {gpu_from, gpu_to};
     pair.nodes = same_server ? 1 : 2;
     pair.path = longest_path(pair.gpus);
-    const AlphaBeta cost = cost_between(pair);
-    const Duration base = protocol_cost(NcclProtocol::kSimple, NcclAlgorithm::kRing).base_latency;
-    made = std::make_unique<PricedCollective>(
-        sim_, static_cast<std::int32_t>(group.gpus.size()), std::vector<std::int32_t>{from, to},
-        base + ring_collective_time(CollectiveOp::kSendRecv, 2, size, cost));
+    std::optional<Duration> took;
+    if (!same_server && spec_.servers) took = transfer_time(pair, size);
+    if (!took) {
+      const Duration base = protocol_cost(NcclProtocol::kSimple, NcclAlgorithm::kRing).base_latency;
+      took = base + ring_collective_time(CollectiveOp::kSendRecv, 2, size, cost_between(pair));
+    }
+    made = std::make_unique<PricedCollective>(sim_, static_cast<std::int32_t>(group.gpus.size()),
+                                              std::vector<std::int32_t>{from, to}, *took);
   } else {
-    made = std::make_unique<PointToPoint>(sim_, network_of(group), from, to, size,
-                                          ProtocolOverheads{NcclProtocol::kSimple, 1, {}, {}});
+    made =
+        std::make_unique<PointToPoint>(sim_, network_of(group), from, to, size, kTransferOverheads);
   }
   finish_on(*made, group, std::move(finished));
   return made;

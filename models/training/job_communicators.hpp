@@ -25,8 +25,9 @@
 //   through host memory, capped at the socket stack's throughput over sockets), times the GPUs per
 //   node that the rail-aligned rings spread over as many NICs, and NCCL's Simple-protocol latencies
 //   on top (nccl_protocol.hpp);
-// - a send/receive pair across servers is point_to_point.hpp's at flow and packet level, and is
-//   priced by the alpha-beta formula inside a server and on the analytic level.
+// - a send/receive pair across servers is point_to_point.hpp's at flow and packet level, and on the
+//   analytic level takes what the flow level's takes alone on this machine (transfer_time); inside
+//   a server it is priced by the alpha-beta formula.
 // The group's collectives have queue pairs of their own on the cluster's network, as NCCL opens
 // its own.
 //
@@ -108,6 +109,10 @@ class JobCommunicators {
   // prices instead.
   [[nodiscard]] std::optional<Duration> fabric_time(const Group& group, CollectiveOp op,
                                                     Bytes size);
+  // What a send between the two GPUs of `pair`, on different servers, takes alone on an idle copy
+  // of this machine at flow level, timed once for each pair of rails, host-staged NICs, size and
+  // path; empty where the fabric has no path between them.
+  [[nodiscard]] std::optional<Duration> transfer_time(const Group& pair, Bytes size);
   // NCCL's choice other than a fluid ring, run step by step alone on this machine at flow level
   // (collective_alone.hpp), once for each shape; empty where the fabric has no path between some
   // members.
@@ -135,8 +140,9 @@ class JobCommunicators {
   std::vector<std::unique_ptr<Group>> groups_;
   std::vector<char> host_staged_;                    // by GPU
   std::unique_ptr<NodeCollectiveTimes> node_times_;  // made for the first group inside a server
-  std::map<ShapeKey, std::optional<Duration>> fabric_times_;  // fabric_time's fluid rings
-  std::map<ShapeKey, std::optional<CollectiveAlone>> alone_;  // alone_of's
+  std::map<ShapeKey, std::optional<Duration>> fabric_times_;    // fabric_time's fluid rings
+  std::map<ShapeKey, std::optional<CollectiveAlone>> alone_;    // alone_of's
+  std::map<ShapeKey, std::optional<Duration>> transfer_times_;  // transfer_time's
 };
 
 }  // namespace lockstep
