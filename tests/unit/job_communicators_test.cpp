@@ -55,16 +55,19 @@ struct JobAllReduce {
   std::unique_ptr<Collective> all_reduce;
 };
 
+// How long `collective` takes from its start, alone on `sim`.
+Duration run_alone(Simulator& sim, Collective& collective) {
+  collective.when_finished([&sim] { sim.stop(); });
+  collective.start();
+  (void)sim.run();
+  REQUIRE(collective.finished());
+  return collective.finished_at() - collective.started_at();
+}
+
 // How long the job's all-reduce over `gpus` takes, alone on the cluster.
 Duration job_all_reduce(const ClusterSpec& spec, std::vector<std::int32_t> gpus, Bytes size) {
   JobAllReduce job(spec, std::move(gpus), size);
-  Simulator& sim = job.sim;
-  const std::unique_ptr<Collective>& all_reduce = job.all_reduce;
-  all_reduce->when_finished([&sim] { sim.stop(); });
-  all_reduce->start();
-  (void)sim.run();
-  REQUIRE(all_reduce->finished());
-  return all_reduce->finished_at() - all_reduce->started_at();
+  return run_alone(job.sim, *job.all_reduce);
 }
 
 TEST_CASE("a job's all-reduce inside a server costs NCCL's choice there, at every level") {
@@ -230,11 +233,7 @@ Duration all_reduce_beside(const char* preset, std::int32_t nodes, Bytes size, B
   Collective& all_reduce = job ? *fixture.all_reduce : *stepped;
   testing::Completions background;
   if (beside > Bytes(0)) (void)fixture.cluster.network().send(0, gpus, beside, 7, background);
-  all_reduce.when_finished([&sim] { sim.stop(); });
-  all_reduce.start();
-  (void)sim.run();
-  REQUIRE(all_reduce.finished());
-  return all_reduce.finished_at() - all_reduce.started_at();
+  return run_alone(sim, all_reduce);
 }
 
 struct Shape {
@@ -321,11 +320,7 @@ Duration job_send(const ClusterSpec& spec, std::int32_t from, std::int32_t to, B
   JobCommunicators communicators(sim, cluster, spec, spec.fabric.model);
   const std::unique_ptr<Collective> send = communicators.send(
       communicators.add_group({from, to}), 0, 1, size, [](std::int32_t, Time) {});
-  send->when_finished([&sim] { sim.stop(); });
-  send->start();
-  (void)sim.run();
-  REQUIRE(send->finished());
-  return send->finished_at() - send->started_at();
+  return run_alone(sim, *send);
 }
 
 // A pipeline transfer across servers on the analytic level takes what the flow level's send takes
