@@ -35,6 +35,7 @@ import yaml
 
 import diagnose as diagnose_command
 import lockstep_analysis as la
+from lockstep_analysis.checks import transfers as transfer_checks
 from lockstep_analysis.diagnosis import diagnose
 from lockstep_analysis.findings import COLUMNS
 from lockstep_analysis.findings_file import write_findings
@@ -466,6 +467,20 @@ class GpuDirectOffOnOneServer(DiagnosisTestCase):
                      (GPUDIRECT_OFF_SERVER + 1) * GPUS_PER_SERVER)  # packed: rank = GPU
         self.assert_names(nics, ranks=f"{gpus[0]}-{gpus[-1]}", nodes=str(GPUDIRECT_OFF_SERVER))
         self.assertNotIn("slow_gpu", set(diagnosed("gpudirect_off")["finding"]))
+
+
+class NicRateWhileBusy(unittest.TestCase):
+    def test_transfers_side_by_side_on_a_nic_add_up_and_its_idle_gaps_do_not_count(self):
+        # NIC 0 carries two transfers at once, each at half its rate; NIC 1 one after the other,
+        # 1 ns apart, each at the same half rate.
+        transfers = pd.DataFrame({
+            "source": [0, 0, 1, 1],
+            "bytes": [1000, 1000, 1000, 1000],
+            "first_sent_ps": [0, 0, 0, 3000],
+            "delivered_ps": [2000, 2000, 2000, 5000],
+        })
+        rates = transfer_checks._busy_rates(transfers)
+        self.assertEqual(rates.to_dict(), {0: 8e12, 1: 4e12})
 
 
 class PipelineBubble(DiagnosisTestCase):
