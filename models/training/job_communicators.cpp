@@ -185,7 +185,7 @@ std::optional<Duration> JobCommunicators::fabric_time(const Group& group, Collec
   const NcclCommunicator nccl = communicator_of(group);
   const auto [algorithm, protocol] = nccl_default_choice(nccl, op, size);
   if (!streams_as_fluid_ring(op, algorithm)) {
-    const std::optional<CollectiveAlone>& alone = alone_of(group, op, size);
+    const std::optional<CollectiveAlone>& alone = alone_of(group, op, size, algorithm, protocol);
     return alone ? std::optional<Duration>(alone->time) : std::nullopt;
   }
   ShapeKey key = shape_key(group, op, size);
@@ -199,15 +199,15 @@ std::optional<Duration> JobCommunicators::fabric_time(const Group& group, Collec
 }
 
 const std::optional<CollectiveAlone>& JobCommunicators::alone_of(const Group& group,
-                                                                 CollectiveOp op, Bytes size) {
+                                                                 CollectiveOp op, Bytes size,
+                                                                 NcclAlgorithm algorithm,
+                                                                 NcclProtocol protocol) {
   ShapeKey key = shape_key(group, op, size);
   if (const auto found = alone_.find(key); found != alone_.end()) return found->second;
-  const NcclCommunicator nccl = communicator_of(group);
-  const auto [algorithm, protocol] = nccl_default_choice(nccl, op, size);
   return alone_
       .emplace(std::move(key),
-               collective_alone(spec_, cluster_.routing(), members_of(group), kFirstQueuePair, nccl,
-                                op, size, algorithm, protocol))
+               collective_alone(spec_, cluster_.routing(), members_of(group), kFirstQueuePair,
+                                communicator_of(group), op, size, algorithm, protocol))
       .first->second;
 }
 
@@ -293,11 +293,16 @@ std::unique_ptr<Collective> JobCommunicators::collective(std::int32_t group_id, 
   } else {
     const NcclCommunicator nccl = communicator_of(group);
     const auto [algorithm, protocol] = nccl_default_choice(nccl, op, size);
-    if (level_ == NetworkModel::kFlow && streams_as_fluid_ring(op, algorithm)) {
+    const bool as_fluid_ring =
+        level_ == NetworkModel::kFlow && streams_as_fluid_ring(op, algorithm);
+    const std::optional<CollectiveAlone>* alone =
+        level_ == NetworkModel::kFlow && !as_fluid_ring && size > Bytes(0)
+            ? &alone_of(group, op, size, algorithm, protocol)
+            : nullptr;
+    if (as_fluid_ring) {
       made = fluid_ring(sim_, network_of(group), group, op, size, protocol);
-    } else if (level_ == NetworkModel::kFlow && size > Bytes(0) && alone_of(group, op, size)) {
-      const CollectiveAlone& alone = *alone_of(group, op, size);
-      made = std::make_unique<FluidReplay>(sim_, network_of(group), alone.fluid, algorithm);
+    } else if (alone && *alone) {
+      made = std::make_unique<FluidReplay>(sim_, network_of(group), (*alone)->fluid, algorithm);
     } else {
       made = make_nccl_collective(sim_, network_of(group), nccl, op, size, algorithm, protocol)
                  .collective;

@@ -104,19 +104,19 @@ class JobCommunicators {
   [[nodiscard]] ShapeKey shape_key(const Group& group, CollectiveOp op, Bytes size) const;
   // What the collective of a group across servers takes alone on an idle copy of this machine at
   // flow level (its flow-level collective: NCCL's choice, a ring as a fluid), timed once for each
-  // shape. Empty
-  // where the fabric has no path between some members, which the formula, knowing no paths,
-  // prices instead.
+  // shape. Empty where the fabric has no path between some members, which the formula, knowing no
+  // paths, prices instead.
   [[nodiscard]] std::optional<Duration> fabric_time(const Group& group, CollectiveOp op,
                                                     Bytes size);
   // What a send between the two GPUs of `pair`, on different servers, takes alone on an idle copy
   // of this machine at flow level, timed once for each pair of rails, host-staged NICs, size and
   // path; empty where the fabric has no path between them.
   [[nodiscard]] std::optional<Duration> transfer_time(const Group& pair, Bytes size);
-  // NCCL's choice other than a fluid ring, run step by step alone on this machine at flow level
-  // (collective_alone.hpp), once for each shape; empty where the fabric has no path between some
-  // members.
-  const std::optional<CollectiveAlone>& alone_of(const Group& group, CollectiveOp op, Bytes size);
+  // NCCL's choice for the size (`algorithm` with `protocol`, other than a fluid ring), run step by
+  // step alone on this machine at flow level (collective_alone.hpp), once for each shape; empty
+  // where the fabric has no path between some members.
+  const std::optional<CollectiveAlone>& alone_of(const Group& group, CollectiveOp op, Bytes size,
+                                                 NcclAlgorithm algorithm, NcclProtocol protocol);
   [[nodiscard]] NcclCommunicator communicator_of(const Group& group) const;
   // The cluster's ranks of the group's members, node-major: the order its communicator numbers
   // them.
