@@ -182,20 +182,22 @@ JobCommunicators::ShapeKey JobCommunicators::shape_key(const Group& group, Colle
 std::optional<Duration> JobCommunicators::fabric_time(const Group& group, CollectiveOp op,
                                                       Bytes size) {
   if (size == Bytes(0)) return Duration();
-  const NcclCommunicator nccl = communicator_of(group);
-  const auto [algorithm, protocol] = nccl_default_choice(nccl, op, size);
-  if (!streams_as_fluid_ring(op, algorithm)) {
-    const std::optional<CollectiveAlone>& alone = alone_of(group, op, size, algorithm, protocol);
-    return alone ? std::optional<Duration>(alone->time) : std::nullopt;
-  }
   ShapeKey key = shape_key(group, op, size);
   if (const auto found = fabric_times_.find(key); found != fabric_times_.end()) {
     return found->second;
   }
+  const NcclCommunicator nccl = communicator_of(group);
+  const auto [algorithm, protocol] = nccl_default_choice(nccl, op, size);
   IdleMachine machine(spec_, cluster_.routing(), members_of(group), kFirstQueuePair);
-  const std::unique_ptr<Collective> ring =
-      fluid_ring(machine.sim(), machine.network(), group, op, size, protocol);
-  return fabric_times_.emplace(std::move(key), machine.run(*ring)).first->second;
+  // A ring as the fluid a flow-level job streams; anything else step by step, as alone_of's run,
+  // without the tally and the replay that only a flow-level job's fluid needs.
+  const std::unique_ptr<Collective> collective =
+      streams_as_fluid_ring(op, algorithm)
+          ? fluid_ring(machine.sim(), machine.network(), group, op, size, protocol)
+          : make_nccl_collective(machine.sim(), machine.network(), nccl, op, size, algorithm,
+                                 protocol)
+                .collective;
+  return fabric_times_.emplace(std::move(key), machine.run(*collective)).first->second;
 }
 
 const std::optional<CollectiveAlone>& JobCommunicators::alone_of(const Group& group,

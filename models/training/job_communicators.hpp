@@ -140,7 +140,7 @@ class JobCommunicators {
   std::vector<std::unique_ptr<Group>> groups_;
   std::vector<char> host_staged_;                    // by GPU
   std::unique_ptr<NodeCollectiveTimes> node_times_;  // made for the first group inside a server
-  std::map<ShapeKey, std::optional<Duration>> fabric_times_;    // fabric_time's fluid rings
+  std::map<ShapeKey, std::optional<Duration>> fabric_times_;    // fabric_time's
   std::map<ShapeKey, std::optional<CollectiveAlone>> alone_;    // alone_of's
   std::map<ShapeKey, std::optional<Duration>> transfer_times_;  // transfer_time's
 };
