@@ -1,5 +1,6 @@
 #include "models/cluster/collective_timing.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -119,16 +120,20 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
 std::optional<FastestCollective> time_fastest(
     const CollectiveSetup& setup, const Routing& fabric, CollectiveOp op, Bytes size,
     const std::vector<std::pair<NcclAlgorithm, NcclProtocol>>& pairs,
-    const std::function<bool()>& stop) {
+    const std::function<bool()>& stop, const HostFloor& host_floor) {
+  const auto iteration = [&](const TimedCollective& run) {
+    return host_floor ? std::max(run.time, host_floor(run.channels)) : run.time;
+  };
   std::optional<FastestCollective> fastest;
+  std::optional<Duration> best;
   std::uint64_t events = 0;
   for (const auto& [algorithm, protocol] : pairs) {
     std::optional<TimedCollective> run =
-        time_collective(setup, fabric, op, size, algorithm, protocol, stop,
-                        fastest ? std::optional<Duration>(fastest->timed.time) : std::nullopt);
+        time_collective(setup, fabric, op, size, algorithm, protocol, stop, best);
     if (!run) return std::nullopt;
     events += run->events;
-    if (run->completed && (!fastest || run->time < fastest->timed.time)) {
+    if (run->completed && (!best || iteration(*run) < *best)) {
+      best = iteration(*run);
       fastest = FastestCollective{std::move(*run), algorithm, protocol, 0};
     }
   }

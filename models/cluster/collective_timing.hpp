@@ -73,13 +73,19 @@ struct FastestCollective {
   std::uint64_t events = 0;  // over every pair timed
 };
 
+// What the host takes to issue one operation that runs on the given channels, under which no
+// iteration of it is shorter (nccl-tests issues its iterations back to back).
+using HostFloor = std::function<Duration(std::int32_t channels_run)>;
+
 // Times the collective with each (algorithm, protocol) pair of `pairs` (nccl_choice.hpp's
 // runnable_pairs) and keeps the fastest, the first listed on a tie: the choice NCCL's tuner aims
-// for. A pair is given up once it runs longer than the fastest so far, which it can no longer
-// beat. Empty when `stop` turned true first; throws as time_collective does.
+// for. A pair is ranked by the longer of its time and `host_floor` for its channels (none without
+// it): a pair on fewer channels costs the host less to issue. A pair is given up once it runs
+// longer than the fastest so far, which it can no longer beat. Empty when `stop` turned true
+// first; throws as time_collective does.
 [[nodiscard]] std::optional<FastestCollective> time_fastest(
     const CollectiveSetup& setup, const Routing& fabric, CollectiveOp op, Bytes size,
     const std::vector<std::pair<NcclAlgorithm, NcclProtocol>>& pairs,
-    const std::function<bool()>& stop);
+    const std::function<bool()>& stop, const HostFloor& host_floor = {});
 
 }  // namespace lockstep

@@ -225,8 +225,8 @@ int nccl_tests_command(const std::vector<std::string>& args) {
       "among the allowed algorithms and protocols, run for each size: nccl (default), the one "
       "NCCL's own cost model rates fastest, as NCCL does (on GPU servers; all-to-all and "
       "send/recv, which NCCL does not rate, and fabric-only runs take the fastest); or fastest, "
-      "each timed here and the fastest kept")("launch-overhead", po::value(&launch_overhead_text),
-                                              launch_overhead_help.c_str())(
+      "each timed here and the fastest kept, no faster than the host issues it on its channels")(
+      "launch-overhead", po::value(&launch_overhead_text), launch_overhead_help.c_str())(
       "ngpus,g", po::value(&gpus_per_thread),
       "GPUs each nccl-tests thread drives, launching on each in turn (nccl-tests -g; default 1, "
       "one process per GPU)")(
@@ -513,7 +513,9 @@ int nccl_tests_command(const std::vector<std::string>& args) {
                                         timed_events};
           }
         } else {
-          fastest = time_fastest(setup, routing, *op, shape.size, pairs, interrupt_requested);
+          fastest = time_fastest(
+              setup, routing, *op, shape.size, pairs, interrupt_requested,
+              [&](std::int32_t channels_run) { return issue(nccl_rates(*op) ? channels_run : 1); });
         }
       } catch (const std::invalid_argument& e) {
         std::cerr << "lockstep nccl-tests: " << e.what() << "; no output written\n";

@@ -421,6 +421,44 @@ TEST_CASE("the fastest pair is the one every full run would pick, found by givin
   CHECK(cut->time == Duration::us(100));
 }
 
+// With the host's floor, a pair is ranked by the longer of its time and what the host takes to
+// issue it on its channels: a floor that grows with the channels turns the choice from the
+// fastest collective to one on fewer channels.
+TEST_CASE("the fastest pair counts what the host takes to issue it on its channels") {
+  const CollectiveSetup setup = h100_servers(2);
+  const Topology topology = build_topology(setup.cluster.fabric.topology);
+  const Routing routing(topology);
+  const std::vector<std::pair<NcclAlgorithm, NcclProtocol>> pairs = runnable_pairs(
+      CollectiveOp::kAllReduce, *allowed_algorithms(""), *allowed_protocols(""), true, 2, 8);
+  auto never = [] { return false; };
+  // At 64 KiB Tree/LL is fastest (28 us on 16 channels); 10 us a channel puts it behind Tree/Simple
+  // (85 us on 2 channels).
+  const Bytes size(std::int64_t{64} << 10);
+  const HostFloor floor = [](std::int32_t channels) { return Duration::us(10) * channels; };
+  const std::optional<FastestCollective> unfloored =
+      time_fastest(setup, routing, CollectiveOp::kAllReduce, size, pairs, never);
+  const std::optional<FastestCollective> floored =
+      time_fastest(setup, routing, CollectiveOp::kAllReduce, size, pairs, never, floor);
+  REQUIRE(unfloored.has_value());
+  REQUIRE(floored.has_value());
+  std::optional<Duration> best;
+  std::pair<NcclAlgorithm, NcclProtocol> expected{};
+  for (const auto& pair : pairs) {
+    const TimedCollective run = *time_collective(setup, routing, CollectiveOp::kAllReduce, size,
+                                                 pair.first, pair.second, never);
+    const Duration iteration = std::max(run.time, floor(run.channels));
+    if (!best || iteration < *best) {
+      best = iteration;
+      expected = pair;
+    }
+  }
+  CHECK(std::pair{floored->algorithm, floored->protocol} == expected);
+  CHECK(std::pair{floored->algorithm, floored->protocol} ==
+        std::pair{NcclAlgorithm::kTree, NcclProtocol::kSimple});
+  CHECK(floored->timed.channels < unfloored->timed.channels);
+  CHECK(floored->timed.completed);
+}
+
 // NCCL runs NVLS on one node and NVLS-Tree across nodes (without CollNet), both only where the
 // NVSwitches reduce and the communicator has two or more GPUs on each node, with Simple only.
 TEST_CASE("NVLS-Tree runs where NCCL would run it") {
