@@ -83,8 +83,13 @@ std::optional<TimedCollective> time_collective(const CollectiveSetup& setup, con
                                   " have no path between them over the fabric");
     }
   };
-  const NcclCommunicator nccl{servers,        nodes,    gpus, fabric.topology().nic_rate(),
-                              setup.channels, setup.pxn};
+  const NcclCommunicator nccl{servers,
+                              nodes,
+                              gpus,
+                              fabric.topology().nic_rate(),
+                              setup.channels,
+                              setup.pxn,
+                              setup.cluster.hosts.queue_pairs_per_connection};
   NcclCollective made =
       make_nccl_collective(sim, communicator, nccl, op, size, algorithm, protocol, check_reachable);
   const std::unique_ptr<Collective>& collective = made.collective;

@@ -134,6 +134,7 @@ NcclCollective make_nccl_collective(
   }
   const bool amd_cpus = servers && servers->cpu == CpuVendor::kAmd;
   ProtocolOverheads overheads{protocol, gpus, {}, {}, communicator.pxn};
+  overheads.queue_pairs_per_connection = communicator.queue_pairs_per_connection;
   if (servers) {
     if (const std::optional<GpuSpec> gpu = gpu_spec(servers->gpu)) {
       overheads.gpu_memory = gpu->hbm_measured;

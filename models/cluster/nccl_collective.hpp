@@ -67,6 +67,8 @@ struct NcclCommunicator {
   // fabric and every tree.
   std::int32_t channels = 0;
   bool pxn = true;  // NCCL's PXN for point-to-point across rails
+  // Between nodes over RDMA (NCCL_IB_QPS_PER_CONNECTION, connection_queue_pair).
+  std::int32_t queue_pairs_per_connection = 1;
 };
 
 struct NcclCollective {

@@ -39,6 +39,9 @@ CollectiveAlgorithm::CollectiveAlgorithm(Simulator& sim, Network& network,
   if (overheads_ && overheads_->gpus_per_node < 1) {
     throw std::invalid_argument("a node holds at least one GPU");
   }
+  if (overheads_ && overheads_->queue_pairs_per_connection < 1) {
+    throw std::invalid_argument("a connection has at least one queue pair");
+  }
 }
 
 void CollectiveAlgorithm::expect_transfers(std::vector<std::int64_t> per_rank) {
@@ -117,6 +120,12 @@ bool CollectiveAlgorithm::has_joined(std::int32_t rank) const {
 void CollectiveAlgorithm::on_abort() {
   for (std::vector<Waiting>& waiting : waiting_for_) waiting.clear();
   for (StepStream& stream : step_streams_) stream.queued.clear();
+}
+
+std::uint32_t connection_queue_pair(std::uint32_t queue_pair, std::int32_t per_connection,
+                                    std::int64_t k) {
+  const auto n = static_cast<std::uint32_t>(per_connection);
+  return queue_pair * n + static_cast<std::uint32_t>(k % per_connection);
 }
 
 void CollectiveAlgorithm::send(std::int32_t from, std::int32_t to, Bytes data,
@@ -235,8 +244,13 @@ void CollectiveAlgorithm::send_waiting(const Waiting& transfer) {
   Bytes wire = data;
   Time paced_until = sim_.now();
   std::optional<Time> began;
+  std::uint32_t on_wire = queue_pair;
   if (overheads_) {
     const bool same_node = from / overheads_->gpus_per_node == to / overheads_->gpus_per_node;
+    if (!same_node && overheads_->queue_pairs_per_connection > 1) {
+      std::int64_t& sent = connection_messages_[QueuePairKey{from, to, queue_pair}];
+      on_wire = connection_queue_pair(queue_pair, overheads_->queue_pairs_per_connection, sent++);
+    }
     const double data_per_wire_byte =
         cost_.data_per_wire_byte * (same_node ? cost_.nvlink_efficiency : 1.0);
     wire = Bytes(static_cast<std::int64_t>(
@@ -259,10 +273,10 @@ void CollectiveAlgorithm::send_waiting(const Waiting& transfer) {
     if (!began) began = sim_.now();
     paced_until = std::max(paced_until, sim_.now() + *transfer.paced_for);
   }
-  const std::uint64_t id = network_.send(from, to, wire, queue_pair, *this);
+  const std::uint64_t id = network_.send(from, to, wire, on_wire, *this);
   // The paced sender's bytes leave while its pacing lasts and still have the path to cross.
   if (began) {
-    const Duration latency = network_.latency(from, to, queue_pair);
+    const Duration latency = network_.latency(from, to, on_wire);
     paced_until += latency;
     *began += latency;
   }

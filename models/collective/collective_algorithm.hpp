@@ -57,7 +57,18 @@ struct ProtocolOverheads {
   // scatter and gather warps copy each loop through it between the user's buffers and NCCL's
   // (local_copy). Without it those copies are free.
   std::optional<BitRate> gpu_memory = std::nullopt;
+  // The queue pairs of each connection between nodes (connection_queue_pair).
+  std::int32_t queue_pairs_per_connection = 1;
 };
+
+// NCCL_IB_QPS_PER_CONNECTION: NCCL opens `per_connection` queue pairs for each of its connections
+// between GPUs of different nodes over RDMA and posts each message on the next, round robin
+// (src/transport/net_ib.cc, with NCCL_IB_SPLIT_DATA_ON_QPS=0, its default), so that ECMP spreads a
+// connection's messages over as many paths. The connection's queue pair `queue_pair` sends its
+// `k`-th message on queue pair queue_pair x per_connection + k mod per_connection: one queue pair
+// per connection is the queue pair itself, and the connections between two GPUs never share one.
+[[nodiscard]] std::uint32_t connection_queue_pair(std::uint32_t queue_pair,
+                                                  std::int32_t per_connection, std::int64_t k);
 
 class CollectiveAlgorithm : public Collective, public MessageListener {
  public:
@@ -203,6 +214,9 @@ class CollectiveAlgorithm : public Collective, public MessageListener {
   std::unordered_map<std::uint64_t, InFlight> in_flight_;  // by message id; never iterated
   // When each paced stream is next free; never iterated.
   std::unordered_map<QueuePairKey, Time, QueuePairKeyHash> stream_paced_until_;
+  // How many messages each connection between nodes has sent (connection_queue_pair); never
+  // iterated.
+  std::unordered_map<QueuePairKey, std::int64_t, QueuePairKeyHash> connection_messages_;
   std::vector<std::vector<Waiting>> waiting_for_;                      // by receiving rank
   std::unordered_map<std::uint64_t, std::int32_t> step_stream_index_;  // by (from, group)
   std::vector<StepStream> step_streams_;

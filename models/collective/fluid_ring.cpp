@@ -23,7 +23,8 @@ std::vector<std::int32_t> members_of(const std::vector<std::vector<std::int32_t>
 
 FluidRing::FluidRing(Simulator& sim, Network& network, std::vector<std::vector<std::int32_t>> rings,
                      CollectiveOp op, Bytes size, Duration base_latency, Duration step_latency,
-                     double data_per_wire_byte, std::optional<BitRate> channel_ceiling)
+                     double data_per_wire_byte, std::optional<BitRate> channel_ceiling,
+                     RingConnections connections)
     : CollectiveAlgorithm(sim, network, members_of(rings), std::nullopt, NcclAlgorithm::kRing),
       rings_(std::move(rings)),
       op_(op),
@@ -32,6 +33,7 @@ FluidRing::FluidRing(Simulator& sim, Network& network, std::vector<std::vector<s
       step_latency_(step_latency),
       data_per_wire_byte_(data_per_wire_byte),
       channel_ceiling_(channel_ceiling),
+      connections_(connections),
       yet_to_join_(static_cast<std::int64_t>(participants().size())) {
   if (op != CollectiveOp::kAllReduce && op != CollectiveOp::kReduceScatter &&
       op != CollectiveOp::kAllGather) {
@@ -40,10 +42,19 @@ FluidRing::FluidRing(Simulator& sim, Network& network, std::vector<std::vector<s
   if (!(data_per_wire_byte > 0.0 && data_per_wire_byte <= 1.0)) {
     throw std::invalid_argument("a protocol carries more than no data and at most its wire bytes");
   }
+  if (connections_.ranks_per_node < 1 || connections_.queue_pairs < 1) {
+    throw std::invalid_argument("a node holds a rank, and a connection a queue pair");
+  }
   std::vector<std::int64_t> per_rank(static_cast<std::size_t>(network.endpoint_count()), 0);
-  if (rings_[0].size() > 1) {
+  const std::size_t n = rings_[0].size();
+  if (n > 1) {
     for (const std::vector<std::int32_t>& ring : rings_) {
-      for (const std::int32_t rank : ring) per_rank[static_cast<std::size_t>(rank)] += 2;
+      for (std::size_t p = 0; p < n; ++p) {
+        const std::int32_t from = ring[p];
+        const std::int32_t to = ring[(p + 1) % n];
+        per_rank[static_cast<std::size_t>(from)] += queue_pairs(from, to);
+        per_rank[static_cast<std::size_t>(to)] += queue_pairs(from, to);
+      }
     }
   }
   expect_transfers(std::move(per_rank));
@@ -73,14 +84,26 @@ void FluidRing::stream() {
     for (std::int64_t p = 0; p < n; ++p) {
       const std::int32_t from = ring[static_cast<std::size_t>(p)];
       const std::int32_t to = ring[static_cast<std::size_t>((p + 1) % n)];
-      const auto queue_pair = static_cast<std::uint32_t>(c);
-      if (channel_ceiling_) {
-        send_paced(from, to, wire, queue_pair, 0, tx_time(Bytes(streamed), *channel_ceiling_));
-      } else {
-        send(from, to, wire, queue_pair, 0);
+      const std::int32_t parts = queue_pairs(from, to);
+      for (std::int32_t k = 0; k < parts; ++k) {
+        const std::uint32_t queue_pair =
+            parts == 1 ? static_cast<std::uint32_t>(c)
+                       : connection_queue_pair(static_cast<std::uint32_t>(c), parts, k);
+        const Bytes part = even_share(wire, parts, k);
+        if (channel_ceiling_) {
+          // The connection's queue pairs share the channel's speed.
+          send_paced(from, to, part, queue_pair, 0, tx_time(Bytes(streamed), *channel_ceiling_));
+        } else {
+          send(from, to, part, queue_pair, 0);
+        }
       }
     }
   }
+}
+
+std::int32_t FluidRing::queue_pairs(std::int32_t from, std::int32_t to) const {
+  const bool across = from / connections_.ranks_per_node != to / connections_.ranks_per_node;
+  return across ? connections_.queue_pairs : 1;
 }
 
 void FluidRing::arrived(const Message& /*message*/, Time /*ready*/, std::uint64_t /*tag*/) {}

@@ -27,6 +27,14 @@
 
 namespace lockstep {
 
+// Between ranks on different nodes (`ranks_per_node` to a node, node-major), a fluid ring's
+// channel streams evenly over the connection's `queue_pairs` (connection_queue_pair): the fluid of
+// its messages taking them in turn.
+struct RingConnections {
+  std::int32_t ranks_per_node = 1;
+  std::int32_t queue_pairs = 1;
+};
+
 class FluidRing final : public CollectiveAlgorithm {
  public:
   // One ring per channel, each listing the same distinct endpoints of `network`; channel c uses
@@ -35,15 +43,19 @@ class FluidRing final : public CollectiveAlgorithm {
   // `channel_ceiling`, a channel's stream ends no sooner than its data takes at that rate, however
   // fast its links (NCCL's speed for its channels, nccl_ring). Throws std::invalid_argument for an
   // op other than all-reduce, reduce-scatter or all-gather, without a ring, for rings that differ
-  // in their members, or for data_per_wire_byte outside (0, 1].
+  // in their members, for data_per_wire_byte outside (0, 1], or for fewer than one rank per node
+  // or queue pair per connection.
   FluidRing(Simulator& sim, Network& network, std::vector<std::vector<std::int32_t>> rings,
             CollectiveOp op, Bytes size, Duration base_latency, Duration step_latency,
-            double data_per_wire_byte = 1.0, std::optional<BitRate> channel_ceiling = std::nullopt);
+            double data_per_wire_byte = 1.0, std::optional<BitRate> channel_ceiling = std::nullopt,
+            RingConnections connections = {});
 
  private:
   void launch(std::int32_t rank) override;
   void arrived(const Message& message, Time ready, std::uint64_t tag) override;
   void stream();
+  // The queue pairs a channel's stream from `from` to `to` is split over.
+  [[nodiscard]] std::int32_t queue_pairs(std::int32_t from, std::int32_t to) const;
 
   std::vector<std::vector<std::int32_t>> rings_;
   CollectiveOp op_;
@@ -52,6 +64,7 @@ class FluidRing final : public CollectiveAlgorithm {
   Duration step_latency_;
   double data_per_wire_byte_;
   std::optional<BitRate> channel_ceiling_;
+  RingConnections connections_;
   std::int64_t yet_to_join_;
 };
 

@@ -40,11 +40,16 @@ inline constexpr BitRate kSocketThroughput = BitRate::gbps(40);
 // (NVIDIA/nccl issue 465; not in reference.md, the nearest measurement found).
 inline constexpr double kHostStagedShare = 0.5;
 
+// NCCL's most queue pairs per connection (NCCL_IB_MAX_QPS, src/transport/net_ib.cc).
+inline constexpr std::int32_t kMostQueuePairsPerConnection = 128;
+
 struct HostsConfig {
   FabricTransport transport = FabricTransport::kRdma;
   std::optional<BitRate> socket_interface;  // with sockets: one interface per node at this rate
   bool gpudirect = true;
   std::vector<std::int32_t> nics_on_other_socket;  // ranks whose NIC is on the other CPU socket
+  // NCCL_IB_QPS_PER_CONNECTION over RDMA (connection_queue_pair in collective_algorithm.hpp).
+  std::int32_t queue_pairs_per_connection = 1;
 };
 
 // The preset named by `servers` with its overrides applied; empty for an unknown preset.

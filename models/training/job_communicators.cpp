@@ -248,7 +248,7 @@ std::unique_ptr<Collective> JobCommunicators::fluid_ring(Simulator& sim, Network
   return std::make_unique<FluidRing>(
       sim, network, rail_aligned_rings(group.nodes, group.gpus_per_node, ring.channels), op, size,
       cost.base_latency, ring_step_latency(group, protocol), cost.data_per_wire_byte,
-      ring.channel_ceiling);
+      ring.channel_ceiling, RingConnections{group.gpus_per_node, nccl.queue_pairs_per_connection});
 }
 
 Duration JobCommunicators::ring_step_latency(const Group& group, NcclProtocol protocol) const {
@@ -267,8 +267,13 @@ Duration JobCommunicators::ring_step_latency(const Group& group, NcclProtocol pr
 }
 
 NcclCommunicator JobCommunicators::communicator_of(const Group& group) const {
-  return NcclCommunicator{cluster_.servers(), group.nodes, group.gpus_per_node,
-                          cluster_.routing().topology().nic_rate()};
+  return NcclCommunicator{cluster_.servers(),
+                          group.nodes,
+                          group.gpus_per_node,
+                          cluster_.routing().topology().nic_rate(),
+                          0,
+                          true,
+                          spec_.hosts.queue_pairs_per_connection};
 }
 
 bool JobCommunicators::priced(const Group& group) const {

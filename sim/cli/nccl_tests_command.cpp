@@ -358,6 +358,17 @@ int nccl_tests_command(const std::vector<std::string>& args) {
   if (!socket_interface.empty()) {
     set("hosts.socket_interface=" + socket_interface, "--socket-interface " + socket_interface);
   }
+  if (const char* qps = std::getenv("NCCL_IB_QPS_PER_CONNECTION"); qps != nullptr) {
+    set("hosts.queue_pairs_per_connection=" + std::string(qps),
+        "NCCL_IB_QPS_PER_CONNECTION=" + std::string(qps));
+  }
+  if (const char* split = std::getenv("NCCL_IB_SPLIT_DATA_ON_QPS");
+      split != nullptr && std::string(split) != "0") {
+    std::cerr << "lockstep nccl-tests: NCCL_IB_SPLIT_DATA_ON_QPS=" << split
+              << " is not modelled: each message goes on one queue pair of its connection, the "
+                 "next in turn, as NCCL does by default (0)\n";
+    return exit_code::kBadInput;
+  }
   if (!staged_nics.empty()) {
     std::string list;
     for (const std::int32_t r : staged_nics) list += (list.empty() ? "" : ", ") + std::to_string(r);
@@ -472,6 +483,10 @@ int nccl_tests_command(const std::vector<std::string>& args) {
                 : !hosts.socket_interface
                     ? "sockets"
                     : "sockets on one " + format(*hosts.socket_interface) + " interface per node")
+            << (hosts.queue_pairs_per_connection > 1
+                    ? " with " + std::to_string(hosts.queue_pairs_per_connection) +
+                          " queue pairs per connection"
+                    : "")
             << ", "
             << (staged.empty() ? ""
                                : std::to_string(staged.size()) + " NIC(s) through host memory, ")

@@ -34,9 +34,18 @@ Schema<HostsConfig> hosts_schema() {
       .rank_list("nics_on_other_socket", &HostsConfig::nics_on_other_socket,
                  "ranks whose NIC sits on the other CPU socket: their data goes through host "
                  "memory at half the NIC's rate")
+      .value("queue_pairs_per_connection", &HostsConfig::queue_pairs_per_connection, "1",
+             "NCCL_IB_QPS_PER_CONNECTION: queue pairs NCCL opens for each connection between "
+             "nodes over RDMA, each message on the next in turn, so that ECMP spreads a "
+             "channel over as many paths",
+             between<std::int32_t>(1, kMostQueuePairsPerConnection))
       .check([](const HostsConfig& hosts, const Schema<HostsConfig>::Checker& report) {
         if (hosts.socket_interface && hosts.transport != FabricTransport::kSocket) {
           report.error("socket_interface", "applies to sockets: set `transport: socket`");
+        }
+        if (hosts.queue_pairs_per_connection > 1 && hosts.transport != FabricTransport::kRdma) {
+          report.error("queue_pairs_per_connection",
+                       "applies to RDMA: sockets have no queue pairs");
         }
       });
   return s;

@@ -40,7 +40,8 @@ TARGETS = [
 PRESETS = {"A100": "dgx-a100", "H100": "dgx-h100", "H200": "dgx-h200"}
 
 # NCCL settings whose value is what lockstep does anyway (CollNet off; NVLS and RDMA on).
-LOCKSTEP_DEFAULTS = {"NCCL_COLLNET_ENABLE": "0", "NCCL_NVLS_ENABLE": "1", "NCCL_IB_DISABLE": "0"}
+LOCKSTEP_DEFAULTS = {"NCCL_COLLNET_ENABLE": "0", "NCCL_NVLS_ENABLE": "1", "NCCL_IB_DISABLE": "0",
+                     "NCCL_IB_QPS_PER_CONNECTION": "1", "NCCL_IB_SPLIT_DATA_ON_QPS": "0"}
 
 # nccl-tests prints busbw with two decimals: below 0.1 GB/s the rounding alone is 5% or more.
 PRECISE_BUSBW = 0.1
@@ -54,8 +55,8 @@ NOT_EXPRESSIBLE = [
      "the source is internally inconsistent (job size, sizes) and does not print the NICs per "
      "node"),
     (re.compile(r"untuned", re.IGNORECASE),
-     "a misconfigured RoCE fabric (no NCCL_IB_GID_INDEX, one QP per connection): no lockstep "
-     "option models NCCL's GID/QP settings"),
+     "a misconfigured RoCE fabric (no NCCL_IB_GID_INDEX): no lockstep option models a wrong RoCE "
+     "GID (queue pairs per connection it does: hosts.queue_pairs_per_connection)"),
 ]
 
 
@@ -177,6 +178,9 @@ def lockstep_setup(header):
         args += ["--proto", proto]
     if settings.pop("NCCL_IB_DISABLE", None) == "1":
         args += ["--transport", "socket"]
+    queue_pairs = settings.pop("NCCL_IB_QPS_PER_CONNECTION", None)
+    if queue_pairs and "NCCL_IB_SPLIT_DATA_ON_QPS" not in settings:
+        args += ["--set", f"hosts.queue_pairs_per_connection={queue_pairs}"]
     min_ctas = settings.pop("NCCL_MIN_CTAS", None)
     if min_ctas:  # NCCL's CTAs are its channels; lockstep's default is one per GPU of a node
         args += ["--channels", str(max(int(min_ctas), gpus_per_node))]

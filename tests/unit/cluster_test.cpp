@@ -459,6 +459,39 @@ TEST_CASE("the fastest pair counts what the host takes to issue it on its channe
   CHECK(floored->timed.completed);
 }
 
+// Four DGX H100s in two rail groups of two, joined by two spines, each rail switch with one uplink
+// to each. The ring visits the servers 0, 2, 1, 3, so every hop between servers crosses the
+// spines: on each rail, the two servers of a group send 2 channels each up 2 uplinks, and an
+// uplink carries 2 channels at NCCL's speed (24 GB/s each) but not 3. With this seed ECMP puts
+// more than 2 on one uplink, and the ring slows to the collided link: busbw 194 GB/s. Eight queue
+// pairs per connection, each message on the next, spread every channel's steps over both spines
+// (246 GB/s). With the servers in order 0, 1, 2, 3 the ring crosses the spines once each way per
+// group, 2 channels per rail that fit one uplink wherever ECMP puts them (363 GB/s), and the queue
+// pairs change nothing.
+TEST_CASE(
+    "queue pairs per connection spread a ring's steps over the spines that ECMP collides on") {
+  auto time = [](std::int32_t queue_pairs, bool interleaved) {
+    CollectiveSetup setup = h100_servers(4);
+    setup.cluster.fabric.topology.rail_optimized = RailOptimizedConfig{4, 8, 2, 2, 2, {}};
+    setup.cluster.hosts.queue_pairs_per_connection = queue_pairs;
+    for (const std::int32_t server :
+         interleaved ? std::vector{0, 2, 1, 3} : std::vector{0, 1, 2, 3}) {
+      for (std::int32_t gpu = 0; gpu < 8; ++gpu) setup.communicator.push_back(server * 8 + gpu);
+    }
+    const Topology topology = build_topology(setup.cluster.fabric.topology);
+    const Routing routing(topology);
+    return time_collective(setup, routing, CollectiveOp::kAllReduce, Bytes(std::int64_t{1} << 30),
+                           NcclAlgorithm::kRing, NcclProtocol::kSimple, [] { return false; })
+        ->time;
+  };
+  const Duration collided = time(1, true);
+  const Duration spread = time(8, true);
+  CHECK(static_cast<double>(spread.ps()) < 0.8 * static_cast<double>(collided.ps()));
+  const Duration apart = time(1, false);
+  CHECK(static_cast<double>(collided.ps()) > 1.5 * static_cast<double>(apart.ps()));
+  CHECK(time(8, false) == apart);
+}
+
 // NCCL runs NVLS on one node and NVLS-Tree across nodes (without CollNet), both only where the
 // NVSwitches reduce and the communicator has two or more GPUs on each node, with Simple only.
 TEST_CASE("NVLS-Tree runs where NCCL would run it") {

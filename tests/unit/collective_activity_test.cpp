@@ -440,5 +440,85 @@ TEST_CASE("a fluid replay streams each queue pair's bytes from its start, then w
       std::invalid_argument);
 }
 
+// NCCL_IB_QPS_PER_CONNECTION = 3 with two ranks to a node: the ring of 4 on a star crosses nodes
+// from 1 to 2 and from 3 to 0. Those links' 6 MB are split evenly over queue pairs 0, 1 and 2 of
+// their connection (queue pair 0 x 3 + k); the links inside a node keep queue pair 0. With every
+// rank on a node of its own, every link is split, and three streams of 2 MB on a link end when one
+// of 6 MB would: each takes a third of the link, and of its acknowledgements' way back.
+TEST_CASE("a fluid ring splits each link between nodes over its connection's queue pairs") {
+  auto run = [](RingConnections connections, std::vector<QueuePairTraffic>* traffic) {
+    FlowFabric fabric(testing::star(4));
+    TrafficTally tally(fabric.sim, fabric.network);
+    FluidRing ring(fabric.sim, tally, Rings{{0, 1, 2, 3}}, CollectiveOp::kAllReduce,
+                   Bytes(4'000'000), Duration::us(2), Duration::us(5), 1.0, std::nullopt,
+                   connections);
+    for (std::int32_t r = 0; r < 4; ++r) ring.arrive(r, Time::zero());
+    (void)fabric.sim.run();
+    REQUIRE(ring.finished());
+    CHECK(ring.settled());
+    if (traffic != nullptr) *traffic = tally.traffic();
+    return ring.finished_at();
+  };
+  std::vector<QueuePairTraffic> traffic;
+  (void)run(RingConnections{2, 3}, &traffic);
+  const QueuePairKey links[] = {{0, 1, 0}, {1, 2, 0}, {1, 2, 1}, {1, 2, 2},
+                                {2, 3, 0}, {3, 0, 0}, {3, 0, 1}, {3, 0, 2}};
+  REQUIRE(traffic.size() == std::size(links));
+  for (std::size_t i = 0; i < traffic.size(); ++i) {
+    CHECK(traffic[i].pair == links[i]);
+    const bool across = links[i].source / 2 != links[i].destination / 2;
+    CHECK(traffic[i].bytes == Bytes(across ? 2'000'000 : 6'000'000));
+  }
+  const Time split = run(RingConnections{1, 3}, nullptr);
+  const Time whole = run(RingConnections{1, 1}, nullptr);
+  CHECK(split >= whole - Duration::ns(1));
+  CHECK(split <= whole + Duration::ns(1));
+  FlowFabric fabric(testing::star(2));
+  CHECK_THROWS_AS(
+      FluidRing(fabric.sim, fabric.network, Rings{{0, 1}}, CollectiveOp::kAllReduce, Bytes(1),
+                Duration(), Duration(), 1.0, std::nullopt, RingConnections{1, 0}),
+      std::invalid_argument);
+}
+
+// The step-by-step ring takes its connection's queue pairs in turn, message by message, as NCCL
+// posts each on the next (NCCL_IB_SPLIT_DATA_ON_QPS=0): with two to a connection, the 6 steps of a
+// ring of 4 put 3 chunks on each of queue pairs 0 and 1 between nodes, while inside a node every
+// step keeps queue pair 0. The bytes are the same; so is the time, with one path between ranks.
+TEST_CASE("a ring's messages between nodes take their connection's queue pairs in turn") {
+  auto run = [](std::int32_t queue_pairs, std::vector<QueuePairTraffic>* traffic) {
+    FlowFabric fabric(testing::star(4));
+    TrafficTally tally(fabric.sim, fabric.network);
+    ProtocolOverheads overheads;
+    overheads.gpus_per_node = 2;
+    overheads.queue_pairs_per_connection = queue_pairs;
+    RingCollective ring(fabric.sim, tally, Rings{{0, 1, 2, 3}}, CollectiveOp::kAllReduce,
+                        Bytes(4'000'000), overheads);
+    ring.start();
+    (void)fabric.sim.run();
+    REQUIRE(ring.finished());
+    if (traffic != nullptr) *traffic = tally.traffic();
+    return ring.finished_at() - ring.started_at();
+  };
+  std::vector<QueuePairTraffic> traffic;
+  const Duration two = run(2, &traffic);
+  CHECK(two == run(1, nullptr));
+  const QueuePairKey links[] = {{0, 1, 0}, {1, 2, 0}, {1, 2, 1}, {2, 3, 0}, {3, 0, 0}, {3, 0, 1}};
+  REQUIRE(traffic.size() == std::size(links));
+  for (std::size_t i = 0; i < traffic.size(); ++i) {
+    CHECK(traffic[i].pair == links[i]);
+    const bool across = links[i].source / 2 != links[i].destination / 2;
+    CHECK(traffic[i].bytes == Bytes(across ? 3'000'000 : 6'000'000));
+  }
+  CHECK(connection_queue_pair(5, 1, 7) == 5);
+  CHECK(connection_queue_pair(5, 3, 7) == 16);
+  ProtocolOverheads none;
+  none.gpus_per_node = 2;
+  none.queue_pairs_per_connection = 0;
+  FlowFabric fabric(testing::star(4));
+  CHECK_THROWS_AS(RingCollective(fabric.sim, fabric.network, Rings{{0, 1, 2, 3}},
+                                 CollectiveOp::kAllReduce, Bytes(1), none),
+                  std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace lockstep

@@ -188,6 +188,13 @@ TEST_CASE("servers and hosts describe the machines at the fabric's endpoints and
         Lines{"s.yaml:6:27: hosts.socket_interface: applies to sockets: set `transport: socket`"});
   CHECK(problems(with_machines("hosts: {nics_on_other_socket: [-1]}\n")) ==
         Lines{"s.yaml:6:32: hosts.nics_on_other_socket[0]: a rank is 0 or more"});
+  CHECK(scenario(with_machines("hosts: {queue_pairs_per_connection: 4}\n"))
+            .hosts->queue_pairs_per_connection == 4);
+  CHECK(problems(with_machines("hosts: {queue_pairs_per_connection: 0}\n")) ==
+        Lines{"s.yaml:6:37: hosts.queue_pairs_per_connection: must lie between 1 and 128"});
+  CHECK(problems(with_machines("hosts: {transport: socket, queue_pairs_per_connection: 2}\n")) ==
+        Lines{"s.yaml:6:56: hosts.queue_pairs_per_connection: applies to RDMA: sockets have no "
+              "queue pairs"});
   CHECK(problems("job: {steps: 8}\nservers: {preset: dgx-h100}\n") ==
         Lines{"s.yaml:2:10: servers: needs a `network` whose endpoints they sit at",
               "s.yaml:1:6: job: a training job runs on GPU servers on a network: add `servers` "
