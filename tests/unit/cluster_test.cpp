@@ -384,15 +384,21 @@ TEST_CASE("LL reaches NCCL's llMaxBw and no more, between nodes and inside one")
   CHECK(busbw(a100_node, 8) == doctest::Approx(87.7).epsilon(0.005));
 }
 
+// Two DGX H100s and every pair NCCL could run an all-reduce with on them.
+struct TwoServersEveryPair {
+  const CollectiveSetup setup = h100_servers(2);
+  const Topology topology = build_topology(setup.cluster.fabric.topology);
+  const Routing routing{topology};
+  const std::vector<std::pair<NcclAlgorithm, NcclProtocol>> pairs = runnable_pairs(
+      CollectiveOp::kAllReduce, *allowed_algorithms(""), *allowed_protocols(""), true, 2, 8);
+};
+
 // The fastest pair is found without running the losers to their end: each gives up once it has
 // run longer than the fastest so far, and the choice and its time are those of running every pair
 // in full.
 TEST_CASE("the fastest pair is the one every full run would pick, found by giving up the slower") {
-  const CollectiveSetup setup = h100_servers(2);
-  const Topology topology = build_topology(setup.cluster.fabric.topology);
-  const Routing routing(topology);
-  const std::vector<std::pair<NcclAlgorithm, NcclProtocol>> pairs = runnable_pairs(
-      CollectiveOp::kAllReduce, *allowed_algorithms(""), *allowed_protocols(""), true, 2, 8);
+  const TwoServersEveryPair two;
+  const auto& [setup, topology, routing, pairs] = two;
   auto never = [] { return false; };
   for (const Bytes size :
        {Bytes(4'096), Bytes(std::int64_t{4} << 20), Bytes(std::int64_t{1} << 30)}) {
@@ -425,11 +431,8 @@ TEST_CASE("the fastest pair is the one every full run would pick, found by givin
 // issue it on its channels: a floor that grows with the channels turns the choice from the
 // fastest collective to one on fewer channels.
 TEST_CASE("the fastest pair counts what the host takes to issue it on its channels") {
-  const CollectiveSetup setup = h100_servers(2);
-  const Topology topology = build_topology(setup.cluster.fabric.topology);
-  const Routing routing(topology);
-  const std::vector<std::pair<NcclAlgorithm, NcclProtocol>> pairs = runnable_pairs(
-      CollectiveOp::kAllReduce, *allowed_algorithms(""), *allowed_protocols(""), true, 2, 8);
+  const TwoServersEveryPair two;
+  const auto& [setup, topology, routing, pairs] = two;
   auto never = [] { return false; };
   // At 64 KiB Tree/LL is fastest (28 us on 16 channels); 10 us a channel puts it behind Tree/Simple
   // (85 us on 2 channels).
