@@ -78,6 +78,7 @@ HostsConfig apply_to_hosts(const std::vector<FaultConfig>& faults, HostsConfig h
       case FaultKind::kNcclSocket:
         hosts.transport = FabricTransport::kSocket;
         hosts.socket_interface = f.rate;
+        hosts.queue_pairs_per_connection = 1;  // a TCP socket is no RDMA queue pair
         break;
       default:
         break;

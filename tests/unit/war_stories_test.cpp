@@ -180,6 +180,18 @@ TEST_CASE("war story 3: NCCL on sockets makes inter-node collectives 5x-15x slow
   CHECK(sockets.rows<FaultRow>("faults").size() == 1);
 }
 
+// NCCL falling back to sockets leaves RDMA behind, and with it the queue pairs of each connection.
+TEST_CASE("NCCL's fallback to sockets takes the hosts off RDMA and its queue pairs") {
+  HostsConfig hosts;
+  hosts.queue_pairs_per_connection = 4;
+  FaultConfig fault;
+  fault.kind = FaultKind::kNcclSocket;
+  const HostsConfig after = apply_to_hosts({fault}, hosts, 8);
+  CHECK(after.transport == FabricTransport::kSocket);
+  CHECK(after.queue_pairs_per_connection == 1);
+  CHECK(apply_to_hosts({}, hosts, 8).queue_pairs_per_connection == 4);
+}
+
 TEST_CASE("war story 4: gradient overlap off costs MFU, by the reduction it exposes") {
   const Story off = run_story("4_gradient_overlap_off.yaml");
   const Story on = run_story("4_gradient_overlap_off.yaml", {"job.overlap_grad_reduce=true"});
