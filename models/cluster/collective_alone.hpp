@@ -1,7 +1,8 @@
-// A collective timed alone, as a job's collectives across servers are on the analytic level and
-// once per shape at flow level (job_communicators.hpp): on an idle copy of the machine at flow
-// level (IdleMachine). One of NCCL's collectives runs there step by step as `lockstep nccl-tests`
-// runs it (nccl_collective.hpp), which gives how long it takes and what it is as a fluid
+// A collective timed alone on an idle copy of the machine at flow level (IdleMachine), as a job's
+// collectives across servers are (job_communicators.hpp): the analytic level takes the time, the
+// flow level also the fluid, once per shape. One of NCCL's collectives runs there step by step as
+// `lockstep nccl-tests` runs it (nccl_collective.hpp), which gives how long it takes and what it
+// is as a fluid
 // (fluid_replay.hpp): a flow for each of its queue pairs, of the bytes it carried over the whole
 // run, followed by what the run took beyond them, so that a replay of them on the same idle
 // machine takes as long. Units: Bytes, Time.
