@@ -253,7 +253,12 @@ int nccl_tests_command(const std::vector<std::string>& args) {
                  "all_gather, alltoall, sendrecv, broadcast, reduce) over a scenario's network, "
                  "one rank per "
                  "endpoint,\nor over --nodes GPU servers of a preset.\n\n"
-              << options;
+              << options
+              << "\nNCCL's variables it reads: NCCL_ALGO, NCCL_PROTO, NCCL_IB_DISABLE, "
+                 "NCCL_COLLNET_ENABLE,\nNCCL_PXN_DISABLE, and NCCL_IB_QPS_PER_CONNECTION (queue "
+                 "pairs per connection between\nnodes, each message on the next, as with "
+                 "NCCL_IB_SPLIT_DATA_ON_QPS=0, its default and the\nonly value taken; the "
+                 "scenario's hosts.queue_pairs_per_connection).\n";
     return exit_code::kOk;
   }
   const bool on_servers = vm.count("nodes") != 0;
