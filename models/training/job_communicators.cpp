@@ -23,8 +23,13 @@ bool streams_as_fluid_ring(CollectiveOp op, NcclAlgorithm algorithm) {
           op == CollectiveOp::kAllGather);
 }
 
-// A pipeline transfer is one send on NCCL's Simple protocol, its costs taken as across servers.
-const ProtocolOverheads kTransferOverheads{NcclProtocol::kSimple, 1, {}, {}};
+// A pipeline transfer is one send on NCCL's Simple protocol, its costs taken as across servers,
+// over the hosts' queue pairs per connection.
+ProtocolOverheads transfer_overheads(const HostsConfig& hosts) {
+  ProtocolOverheads overheads{NcclProtocol::kSimple, 1, {}, {}};
+  overheads.queue_pairs_per_connection = hosts.queue_pairs_per_connection;
+  return overheads;
+}
 
 }  // namespace
 
@@ -225,7 +230,8 @@ std::optional<Duration> JobCommunicators::transfer_time(const Group& pair, Bytes
     return found->second;
   }
   IdleMachine machine(spec_, cluster_.routing(), pair.gpus, kFirstQueuePair);
-  PointToPoint transfer(machine.sim(), machine.network(), 0, 1, size, kTransferOverheads);
+  PointToPoint transfer(machine.sim(), machine.network(), 0, 1, size,
+                        transfer_overheads(spec_.hosts));
   return transfer_times_.emplace(std::move(key), machine.run(transfer)).first->second;
 }
 
@@ -343,8 +349,8 @@ std::unique_ptr<Collective> JobCommunicators::send(std::int32_t group_id, std::i
     made = std::make_unique<PricedCollective>(sim_, static_cast<std::int32_t>(group.gpus.size()),
                                               std::vector<std::int32_t>{from, to}, *took);
   } else {
-    made =
-        std::make_unique<PointToPoint>(sim_, network_of(group), from, to, size, kTransferOverheads);
+    made = std::make_unique<PointToPoint>(sim_, network_of(group), from, to, size,
+                                          transfer_overheads(spec_.hosts));
   }
   finish_on(*made, group, std::move(finished));
   return made;

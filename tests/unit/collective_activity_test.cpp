@@ -520,5 +520,33 @@ TEST_CASE("a ring's messages between nodes take their connection's queue pairs i
                   std::invalid_argument);
 }
 
+// A send between nodes over four queue pairs per connection: four parts of 1 MB, one on each of
+// queue pairs 0 to 3, ending when the 4 MB would on one (they share the sender's link).
+TEST_CASE("a send between nodes puts a part on each queue pair of its connection") {
+  auto run = [](std::int32_t queue_pairs, std::vector<QueuePairTraffic>* traffic) {
+    FlowFabric fabric(testing::star(2));
+    TrafficTally tally(fabric.sim, fabric.network);
+    ProtocolOverheads overheads;
+    overheads.queue_pairs_per_connection = queue_pairs;
+    PointToPoint send(fabric.sim, tally, 0, 1, Bytes(4'000'000), overheads);
+    send.start();
+    (void)fabric.sim.run();
+    REQUIRE(send.finished());
+    CHECK(send.settled());
+    if (traffic != nullptr) *traffic = tally.traffic();
+    return send.finished_at() - send.started_at();
+  };
+  std::vector<QueuePairTraffic> traffic;
+  const Duration four = run(4, &traffic);
+  const Duration one = run(1, nullptr);
+  CHECK(four >= one - Duration::ns(1));
+  CHECK(four <= one + Duration::ns(1));
+  REQUIRE(traffic.size() == 4);
+  for (std::uint32_t k = 0; k < 4; ++k) {
+    CHECK(traffic[k].pair == QueuePairKey{0, 1, k});
+    CHECK(traffic[k].bytes == Bytes(1'000'000));
+  }
+}
+
 }  // namespace
 }  // namespace lockstep
