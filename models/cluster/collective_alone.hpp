@@ -2,10 +2,9 @@
 // collectives across servers are (job_communicators.hpp): the analytic level takes the time, the
 // flow level also the fluid, once per shape. One of NCCL's collectives runs there step by step as
 // `lockstep nccl-tests` runs it (nccl_collective.hpp), which gives how long it takes and what it
-// is as a fluid
-// (fluid_replay.hpp): a flow for each of its queue pairs, of the bytes it carried over the whole
-// run, followed by what the run took beyond them, so that a replay of them on the same idle
-// machine takes as long. Units: Bytes, Time.
+// is as a fluid (fluid_replay.hpp): a flow for each of its queue pairs, of the bytes it carried
+// over the whole run, followed by what the run took beyond them, so that a replay of them on the
+// same idle machine takes as long. Units: Bytes, Time.
 #pragma once
 
 #include <cstdint>

@@ -3,9 +3,9 @@
 // `size` bytes go to the receiver as one transfer once both have joined, since NCCL's proxy sends
 // only into a posted receive buffer; between nodes with several queue pairs per connection
 // (ProtocolOverheads::queue_pairs_per_connection), as one part on each, as NCCL's steps take them
-// in turn. Both finish when the data has arrived. Participants are two
-// endpoints of the network (typically a pipeline communicator's members); the protocol's costs are
-// charged as for every collective algorithm (collective_algorithm.hpp).
+// in turn. Both finish when the data has arrived. Participants are two endpoints of the network
+// (typically a pipeline communicator's members); the protocol's costs are charged as for every
+// collective algorithm (collective_algorithm.hpp).
 #pragma once
 
 #include <cstdint>
