@@ -32,12 +32,12 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <span>
 
 #include "models/gpu/clock_factor.hpp"
 #include "models/gpu/gpu_spec.hpp"
 #include "models/gpu/kernel_time.hpp"
+#include "sim/core/ring_queue.hpp"
 #include "sim/core/simulator.hpp"
 #include "sim/core/timer.hpp"
 
@@ -126,7 +126,7 @@ class Gpu {
     Queue(Simulator& sim, Gpu* gpu, Stream stream)
         : done(Timer::calling<&Gpu::on_kernel_done>(sim, gpu, static_cast<std::uint64_t>(stream))) {
     }
-    std::deque<Op> ops;
+    RingQueue<Op> ops;
     std::uint64_t enqueued = 0;
     std::uint64_t finished = 0;
     bool head_running = false;
