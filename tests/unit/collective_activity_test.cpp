@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "flow_fabric.hpp"
@@ -440,37 +441,54 @@ TEST_CASE("a fluid replay streams each queue pair's bytes from its start, then w
       std::invalid_argument);
 }
 
+// What a collective made by `make` (on a star of `hosts` at flow level) does alone, all its
+// ranks joined at once: how long it takes, and what each queue pair carried.
+struct Tallied {
+  Duration time;
+  std::vector<QueuePairTraffic> traffic;
+};
+template <class Make>
+Tallied run_tallied(std::int32_t hosts, Make make) {
+  FlowFabric fabric(testing::star(hosts));
+  TrafficTally tally(fabric.sim, fabric.network);
+  const std::unique_ptr<Collective> collective = make(fabric.sim, tally);
+  collective->start();
+  (void)fabric.sim.run();
+  REQUIRE(collective->finished());
+  CHECK(collective->settled());
+  return Tallied{collective->finished_at() - collective->started_at(), tally.traffic()};
+}
+
+// The links of a ring of 4 with two ranks to a node: `links` in the tally's order, those between
+// nodes (1 to 2, 3 to 0) carrying `across` each, those inside a node 6 MB.
+void check_ring_links(const std::vector<QueuePairTraffic>& traffic,
+                      std::span<const QueuePairKey> links, Bytes across) {
+  REQUIRE(traffic.size() == links.size());
+  for (std::size_t i = 0; i < traffic.size(); ++i) {
+    CHECK(traffic[i].pair == links[i]);
+    const bool between_nodes = links[i].source / 2 != links[i].destination / 2;
+    CHECK(traffic[i].bytes == (between_nodes ? across : Bytes(6'000'000)));
+  }
+}
+
 // NCCL_IB_QPS_PER_CONNECTION = 3 with two ranks to a node: the ring of 4 on a star crosses nodes
 // from 1 to 2 and from 3 to 0. Those links' 6 MB are split evenly over queue pairs 0, 1 and 2 of
 // their connection (queue pair 0 x 3 + k); the links inside a node keep queue pair 0. With every
 // rank on a node of its own, every link is split, and three streams of 2 MB on a link end when one
 // of 6 MB would: each takes a third of the link, and of its acknowledgements' way back.
 TEST_CASE("a fluid ring splits each link between nodes over its connection's queue pairs") {
-  auto run = [](RingConnections connections, std::vector<QueuePairTraffic>* traffic) {
-    FlowFabric fabric(testing::star(4));
-    TrafficTally tally(fabric.sim, fabric.network);
-    FluidRing ring(fabric.sim, tally, Rings{{0, 1, 2, 3}}, CollectiveOp::kAllReduce,
-                   Bytes(4'000'000), Duration::us(2), Duration::us(5), 1.0, std::nullopt,
-                   connections);
-    for (std::int32_t r = 0; r < 4; ++r) ring.arrive(r, Time::zero());
-    (void)fabric.sim.run();
-    REQUIRE(ring.finished());
-    CHECK(ring.settled());
-    if (traffic != nullptr) *traffic = tally.traffic();
-    return ring.finished_at();
+  auto run = [](RingConnections connections) {
+    return run_tallied(4, [&](Simulator& sim, Network& network) {
+      return std::make_unique<FluidRing>(
+          sim, network, Rings{{0, 1, 2, 3}}, CollectiveOp::kAllReduce, Bytes(4'000'000),
+          Duration::us(2), Duration::us(5), 1.0, std::nullopt, connections);
+    });
   };
-  std::vector<QueuePairTraffic> traffic;
-  (void)run(RingConnections{2, 3}, &traffic);
   const QueuePairKey links[] = {{0, 1, 0}, {1, 2, 0}, {1, 2, 1}, {1, 2, 2},
                                 {2, 3, 0}, {3, 0, 0}, {3, 0, 1}, {3, 0, 2}};
-  REQUIRE(traffic.size() == std::size(links));
-  for (std::size_t i = 0; i < traffic.size(); ++i) {
-    CHECK(traffic[i].pair == links[i]);
-    const bool across = links[i].source / 2 != links[i].destination / 2;
-    CHECK(traffic[i].bytes == Bytes(across ? 2'000'000 : 6'000'000));
-  }
-  const Time split = run(RingConnections{1, 3}, nullptr);
-  const Time whole = run(RingConnections{1, 1}, nullptr);
+  check_ring_links(run(RingConnections{2, 3}).traffic, links, Bytes(2'000'000));
+  const Duration split = run(RingConnections{1, 3}).time;
+  const Duration whole = run(RingConnections{1, 1}).time;
   CHECK(split >= whole - Duration::ns(1));
   CHECK(split <= whole + Duration::ns(1));
   FlowFabric fabric(testing::star(2));
@@ -485,30 +503,19 @@ TEST_CASE("a fluid ring splits each link between nodes over its connection's que
 // ring of 4 put 3 chunks on each of queue pairs 0 and 1 between nodes, while inside a node every
 // step keeps queue pair 0. The bytes are the same; so is the time, with one path between ranks.
 TEST_CASE("a ring's messages between nodes take their connection's queue pairs in turn") {
-  auto run = [](std::int32_t queue_pairs, std::vector<QueuePairTraffic>* traffic) {
-    FlowFabric fabric(testing::star(4));
-    TrafficTally tally(fabric.sim, fabric.network);
-    ProtocolOverheads overheads;
-    overheads.gpus_per_node = 2;
-    overheads.queue_pairs_per_connection = queue_pairs;
-    RingCollective ring(fabric.sim, tally, Rings{{0, 1, 2, 3}}, CollectiveOp::kAllReduce,
-                        Bytes(4'000'000), overheads);
-    ring.start();
-    (void)fabric.sim.run();
-    REQUIRE(ring.finished());
-    if (traffic != nullptr) *traffic = tally.traffic();
-    return ring.finished_at() - ring.started_at();
+  auto run = [](std::int32_t queue_pairs) {
+    return run_tallied(4, [&](Simulator& sim, Network& network) {
+      ProtocolOverheads overheads;
+      overheads.gpus_per_node = 2;
+      overheads.queue_pairs_per_connection = queue_pairs;
+      return std::make_unique<RingCollective>(
+          sim, network, Rings{{0, 1, 2, 3}}, CollectiveOp::kAllReduce, Bytes(4'000'000), overheads);
+    });
   };
-  std::vector<QueuePairTraffic> traffic;
-  const Duration two = run(2, &traffic);
-  CHECK(two == run(1, nullptr));
+  const Tallied two = run(2);
+  CHECK(two.time == run(1).time);
   const QueuePairKey links[] = {{0, 1, 0}, {1, 2, 0}, {1, 2, 1}, {2, 3, 0}, {3, 0, 0}, {3, 0, 1}};
-  REQUIRE(traffic.size() == std::size(links));
-  for (std::size_t i = 0; i < traffic.size(); ++i) {
-    CHECK(traffic[i].pair == links[i]);
-    const bool across = links[i].source / 2 != links[i].destination / 2;
-    CHECK(traffic[i].bytes == Bytes(across ? 3'000'000 : 6'000'000));
-  }
+  check_ring_links(two.traffic, links, Bytes(3'000'000));
   CHECK(connection_queue_pair(5, 1, 7) == 5);
   CHECK(connection_queue_pair(5, 3, 7) == 16);
   ProtocolOverheads none;
@@ -523,28 +530,21 @@ TEST_CASE("a ring's messages between nodes take their connection's queue pairs i
 // A send between nodes over four queue pairs per connection: four parts of 1 MB, one on each of
 // queue pairs 0 to 3, ending when the 4 MB would on one (they share the sender's link).
 TEST_CASE("a send between nodes puts a part on each queue pair of its connection") {
-  auto run = [](std::int32_t queue_pairs, std::vector<QueuePairTraffic>* traffic) {
-    FlowFabric fabric(testing::star(2));
-    TrafficTally tally(fabric.sim, fabric.network);
-    ProtocolOverheads overheads;
-    overheads.queue_pairs_per_connection = queue_pairs;
-    PointToPoint send(fabric.sim, tally, 0, 1, Bytes(4'000'000), overheads);
-    send.start();
-    (void)fabric.sim.run();
-    REQUIRE(send.finished());
-    CHECK(send.settled());
-    if (traffic != nullptr) *traffic = tally.traffic();
-    return send.finished_at() - send.started_at();
+  auto run = [](std::int32_t queue_pairs) {
+    return run_tallied(2, [&](Simulator& sim, Network& network) {
+      ProtocolOverheads overheads;
+      overheads.queue_pairs_per_connection = queue_pairs;
+      return std::make_unique<PointToPoint>(sim, network, 0, 1, Bytes(4'000'000), overheads);
+    });
   };
-  std::vector<QueuePairTraffic> traffic;
-  const Duration four = run(4, &traffic);
-  const Duration one = run(1, nullptr);
-  CHECK(four >= one - Duration::ns(1));
-  CHECK(four <= one + Duration::ns(1));
-  REQUIRE(traffic.size() == 4);
+  const Tallied four = run(4);
+  const Duration one = run(1).time;
+  CHECK(four.time >= one - Duration::ns(1));
+  CHECK(four.time <= one + Duration::ns(1));
+  REQUIRE(four.traffic.size() == 4);
   for (std::uint32_t k = 0; k < 4; ++k) {
-    CHECK(traffic[k].pair == QueuePairKey{0, 1, k});
-    CHECK(traffic[k].bytes == Bytes(1'000'000));
+    CHECK(four.traffic[k].pair == QueuePairKey{0, 1, k});
+    CHECK(four.traffic[k].bytes == Bytes(1'000'000));
   }
 }
 
