@@ -189,15 +189,15 @@ void CollectiveAlgorithm::send_step(std::int32_t from, std::uint32_t group,
   if (step.empty()) return;
   const std::uint64_t key = (static_cast<std::uint64_t>(from) << 32) | group;
   const auto [found, added] =
-      step_stream_index_.try_emplace(key, static_cast<std::int32_t>(step_streams_.size()));
+      step_stream_index_.insert(key, static_cast<std::int32_t>(step_streams_.size()));
   if (added) step_streams_.emplace_back();
   std::vector<Waiting> transfers;
   transfers.reserve(step.size());
   for (const StepTransfer& t : step) {
     transfers.push_back(Waiting{t.to, t.from >= 0 ? t.from : from, t.data, t.queue_pair, t.tag,
-                                found->second, t.steps, -1, t.copied_out});
+                                *found, t.steps, -1, t.copied_out});
   }
-  StepStream& stream = step_streams_[static_cast<std::size_t>(found->second)];
+  StepStream& stream = step_streams_[static_cast<std::size_t>(*found)];
   if (stream.busy) {
     stream.queued.push_back(std::move(transfers));
   } else {
@@ -285,15 +285,13 @@ void CollectiveAlgorithm::send_waiting(const Waiting& transfer) {
     relay = static_cast<std::int64_t>(relays_.size());
     relays_.push_back(Waiting{transfer.relay_to, to, data, queue_pair, transfer.tag});
   }
-  in_flight_.emplace(id, InFlight{sim_.now(), transfer.tag, paced_until, transfer.step_stream,
-                                  transfer.steps, relay, transfer.copied_out, began});
+  in_flight_.insert(id, InFlight{sim_.now(), transfer.tag, paced_until, transfer.step_stream,
+                                 transfer.steps, relay, transfer.copied_out, began});
   ++unacknowledged_;
 }
 
 void CollectiveAlgorithm::on_message_delivered(const Message& message, Time delivered) {
-  const auto found = in_flight_.find(message.id);
-  const InFlight transfer = found->second;
-  in_flight_.erase(found);
+  const InFlight transfer = *in_flight_.take(message.id);
   if (!running()) return;  // aborted: what was on the wire is discarded
   ++arrived_;
   const Duration took = delivered - transfer.sent_at;

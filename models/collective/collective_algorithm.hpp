@@ -13,15 +13,15 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
 #include "models/collective/collective.hpp"
 #include "models/collective/nccl_protocol.hpp"
 #include "models/network/network.hpp"
 #include "sim/core/bit_rate.hpp"
+#include "sim/core/flat_hash_map.hpp"
+#include "sim/core/ring_queue.hpp"
 
 namespace lockstep {
 
@@ -183,9 +183,9 @@ class CollectiveAlgorithm : public Collective, public MessageListener {
   // send_step's warp groups: the steps each holds back while one is under way.
   struct StepStream {
     bool busy = false;
-    std::int32_t transfers_left = 0;  // of the step under way
-    Time step_ends;                   // when the last of them is ready
-    std::deque<std::vector<Waiting>> queued;
+    std::int32_t transfers_left = 0;         // of the step under way
+    Time step_ends;                          // when the last of them is ready
+    RingQueue<std::vector<Waiting>> queued;  // a step taken off leaves its slot emptied
   };
 
   void on_arrival(std::int32_t rank, Time at) override;
@@ -211,14 +211,12 @@ class CollectiveAlgorithm : public Collective, public MessageListener {
   std::optional<ProtocolOverheads> overheads_;
   ProtocolCost cost_;
   std::vector<RankTransferTimes> rank_transfer_times_;
-  std::unordered_map<std::uint64_t, InFlight> in_flight_;  // by message id; never iterated
-  // When each paced stream is next free; never iterated.
-  std::unordered_map<QueuePairKey, Time, QueuePairKeyHash> stream_paced_until_;
-  // How many messages each connection between nodes has sent (connection_queue_pair); never
-  // iterated.
-  std::unordered_map<QueuePairKey, std::int64_t, QueuePairKeyHash> connection_messages_;
-  std::vector<std::vector<Waiting>> waiting_for_;                      // by receiving rank
-  std::unordered_map<std::uint64_t, std::int32_t> step_stream_index_;  // by (from, group)
+  FlatHashMap<std::uint64_t, InFlight> in_flight_;                        // by message id
+  FlatHashMap<QueuePairKey, Time, QueuePairKeyHash> stream_paced_until_;  // when each is next free
+  // How many messages each connection between nodes has sent (connection_queue_pair).
+  FlatHashMap<QueuePairKey, std::int64_t, QueuePairKeyHash> connection_messages_;
+  std::vector<std::vector<Waiting>> waiting_for_;               // by receiving rank
+  FlatHashMap<std::uint64_t, std::int32_t> step_stream_index_;  // by (from, group)
   std::vector<StepStream> step_streams_;
   std::vector<Waiting> relays_;  // PXN's second legs, waiting for the first to be ready
   std::vector<std::int64_t> rank_transfers_left_;  // by rank

@@ -71,7 +71,7 @@ std::uint64_t CommunicatorNetwork::send(std::int32_t source, std::int32_t destin
   const std::uint64_t id = cluster_.send(members_[static_cast<std::size_t>(source)],
                                          members_[static_cast<std::size_t>(destination)], size,
                                          first_queue_pair_ + queue_pair, *this);
-  sent_.emplace(id, Sent{&listener, source, destination});
+  sent_.insert(id, Sent{&listener, source, destination});
   return id;
 }
 
@@ -89,16 +89,12 @@ void CommunicatorNetwork::on_message_delivered(const Message& message, Time deli
 }
 
 void CommunicatorNetwork::on_message_complete(const Message& message, const MessageTimes& times) {
-  const auto it = sent_.find(message.id);
-  const Sent sent = it->second;
-  sent_.erase(it);
+  const Sent sent = *sent_.take(message.id);
   sent.listener->on_message_complete(local(message, sent), times);
 }
 
 void CommunicatorNetwork::on_message_failed(const Message& message, Time failed) {
-  const auto it = sent_.find(message.id);
-  const Sent sent = it->second;
-  sent_.erase(it);
+  const Sent sent = *sent_.take(message.id);
   sent.listener->on_message_failed(local(message, sent), failed);
 }
 

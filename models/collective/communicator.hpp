@@ -8,11 +8,11 @@
 #pragma once
 
 #include <cstdint>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "models/network/network.hpp"
+#include "sim/core/flat_hash_map.hpp"
 
 namespace lockstep {
 
@@ -61,7 +61,7 @@ class CommunicatorNetwork final : public Network, private MessageListener {
   Network& cluster_;
   std::vector<std::int32_t> members_;
   std::uint32_t first_queue_pair_;
-  std::unordered_map<std::uint64_t, Sent> sent_;  // by id; never iterated
+  FlatHashMap<std::uint64_t, Sent> sent_;  // by id
 };
 
 }  // namespace lockstep

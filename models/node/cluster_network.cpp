@@ -44,10 +44,7 @@ void ClusterNetwork::Side::on_message_delivered(const Message& message, Time del
 }
 
 ClusterNetwork::Side::Routed ClusterNetwork::Side::take(const Message& message) {
-  const auto it = routed_.find(message.id);
-  const Routed routed = it->second;
-  routed_.erase(it);
-  return routed;
+  return *routed_.take(message.id);
 }
 
 void ClusterNetwork::Side::on_message_complete(const Message& message, const MessageTimes& times) {

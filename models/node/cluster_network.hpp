@@ -8,9 +8,9 @@
 #pragma once
 
 #include <cstdint>
-#include <unordered_map>
 
 #include "models/network/network.hpp"
+#include "sim/core/flat_hash_map.hpp"
 
 namespace lockstep {
 
@@ -35,7 +35,7 @@ class ClusterNetwork final : public Network {
   class Side final : public MessageListener {
    public:
     void track(std::uint64_t inner, std::uint64_t outer, MessageListener& listener) {
-      routed_.emplace(inner, Routed{outer, &listener});
+      routed_.insert(inner, Routed{outer, &listener});
     }
     void on_message_complete(const Message& message, const MessageTimes& times) override;
     void on_message_delivered(const Message& message, Time delivered) override;
@@ -48,7 +48,7 @@ class ClusterNetwork final : public Network {
     };
     // The message's route, which it no longer needs: it completed or failed.
     Routed take(const Message& message);
-    std::unordered_map<std::uint64_t, Routed> routed_;  // by inner id; looked up, never iterated
+    FlatHashMap<std::uint64_t, Routed> routed_;  // by inner id
   };
 
   Network& nvlink_;

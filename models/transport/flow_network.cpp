@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/core/ring_queue.hpp"
+
 namespace lockstep {
 namespace {
 
@@ -35,7 +37,7 @@ struct FlowNetwork::QueuePair {
   FixedText<96> path;             // the hops as the messages table writes them
   std::vector<std::int32_t> links;
   std::vector<std::int32_t> reverse_links;
-  std::deque<Pending> backlog;  // not yet drained, head first
+  RingQueue<Pending> backlog;   // not yet drained, head first
   double remaining_bits = 0.0;  // of the head message, as of updated_at
   double rate_bps = 0.0;
   Time updated_at;
@@ -107,11 +109,10 @@ std::int32_t FlowNetwork::link_of(NodeId node, CableId cable) const {
 FlowNetwork::QueuePair& FlowNetwork::queue_pair_for(std::int32_t source, std::int32_t destination,
                                                     std::uint32_t index) {
   const QueuePairKey key{source, destination, index};
-  if (const auto it = queue_pair_ids_.find(key); it != queue_pair_ids_.end()) {
-    return queue_pairs_[it->second];
-  }
   const auto id = static_cast<std::uint32_t>(queue_pairs_.size());
-  queue_pair_ids_.emplace(key, id);
+  if (const auto [found, added] = queue_pair_ids_.insert(key, id); !added) {
+    return queue_pairs_[*found];
+  }
   QueuePair& qp = queue_pairs_.emplace_back();
   qp.id = id;
   qp.source = source;
@@ -127,8 +128,8 @@ FlowNetwork::QueuePair& FlowNetwork::queue_pair_for(std::int32_t source, std::in
 const FlowNetwork::QueuePair* FlowNetwork::find_queue_pair(std::int32_t source,
                                                            std::int32_t destination,
                                                            std::uint32_t index) const {
-  const auto it = queue_pair_ids_.find(QueuePairKey{source, destination, index});
-  return it == queue_pair_ids_.end() ? nullptr : &queue_pairs_[it->second];
+  const std::uint32_t* id = queue_pair_ids_.find(QueuePairKey{source, destination, index});
+  return id == nullptr ? nullptr : &queue_pairs_[*id];
 }
 
 void FlowNetwork::route(QueuePair& qp) {

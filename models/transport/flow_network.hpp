@@ -36,7 +36,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
 #include "models/fabric/routing.hpp"
@@ -45,6 +44,7 @@
 #include "models/transport/fabric_control.hpp"
 #include "models/transport/max_min_solver.hpp"
 #include "models/transport/network_tables.hpp"
+#include "sim/core/flat_hash_map.hpp"
 #include "sim/core/streaming_quantiles.hpp"
 #include "sim/core/table.hpp"
 #include "sim/core/timer.hpp"
@@ -156,7 +156,7 @@ class FlowNetwork final : public Network, public FabricControl {
   std::vector<std::pair<BitRate, BitRate>> rate_before_failure_;  // of each failed cable's links
   std::deque<QueuePair> queue_pairs_;
   // Looked up at every message; never iterated.
-  std::unordered_map<QueuePairKey, std::uint32_t, QueuePairKeyHash> queue_pair_ids_;
+  FlatHashMap<QueuePairKey, std::uint32_t, QueuePairKeyHash> queue_pair_ids_;
   std::vector<std::int32_t> queue_pair_of_flow_;  // by solver flow id
   // The solver resources that limit what an endpoint sends and receives, or -1.
   struct EndpointLimit {

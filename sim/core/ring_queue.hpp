@@ -2,7 +2,8 @@
 // queue whose front keeps moving on (a GPU stream's operations, one after another for the whole
 // run) makes std::deque allocate and free a block every few elements; this allocates only when it
 // holds more than ever before, doubling its room, and keeps that room. An element taken off stays
-// in its slot until a later push overwrites it, so it suits values that own nothing.
+// in its slot until a later push overwrites it, so it suits values that own nothing, or that are
+// moved out before they are taken off.
 #pragma once
 
 #include <cassert>
@@ -34,11 +35,23 @@ class RingQueue {
     slots_[(head_ + size_) & (slots_.size() - 1)] = value;
     ++size_;
   }
+  void push_back(T&& value) {
+    if (size_ == slots_.size()) grow();
+    slots_[(head_ + size_) & (slots_.size() - 1)] = std::move(value);
+    ++size_;
+  }
 
   void pop_front() {
     assert(size_ > 0);
     head_ = (head_ + 1) & (slots_.size() - 1);
     --size_;
+  }
+
+  // Empties it, keeping its room; what the elements own is released.
+  void clear() {
+    for (std::size_t i = 0; i < size_; ++i) slots_[(head_ + i) & (slots_.size() - 1)] = T();
+    head_ = 0;
+    size_ = 0;
   }
 
  private:
