@@ -177,8 +177,6 @@ std::span<const MaxMinSolver::FlowId> MaxMinSolver::solve() {
       changed_.push_back(id);
     }
   }
-  // A fixed order for whoever reacts to the changes, whatever order the set grew in.
-  std::sort(changed_.begin(), changed_.end());
   return changed_;
 }
 

@@ -58,7 +58,9 @@ class MaxMinSolver final {
   void set_cap(FlowId flow, double cap_bps);
 
   // Recomputes the rates the changes since the last call can affect. Returns the flows whose rate
-  // changed (added flows included), valid until the next call.
+  // changed (added flows included), valid until the next call, in the order the re-filled set
+  // grew: fixed by the calls made since the solver was built, so no sort is needed to make a run
+  // repeat itself.
   std::span<const FlowId> solve();
 
   [[nodiscard]] double rate(FlowId flow) const { return standing_[index(flow)].rate; }
