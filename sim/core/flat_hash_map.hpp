@@ -29,7 +29,6 @@ template <class Key, class Value, class Hash = Mix64Hash>
 class FlatHashMap {
  public:
   [[nodiscard]] std::size_t size() const { return size_; }
-  [[nodiscard]] bool empty() const { return size_ == 0; }
 
   [[nodiscard]] Value* find(const Key& key) {
     const std::size_t i = slot_of(key);
