@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <deque>
+#include <memory>
+#include <utility>
 
 namespace lockstep {
 namespace {
@@ -50,6 +52,28 @@ TEST_CASE("a ring queue whose front keeps moving on keeps its room") {
   CHECK(ring.capacity() == room);
   CHECK(ring.size() == 5);
   CHECK(ring.front() == 99'995);
+}
+
+// Values that own something: a push moves them in, and clear() releases what the elements own
+// (a slot is not left holding it until overwritten) while the room stays.
+TEST_CASE("a ring queue moves owning values in and releases them when cleared") {
+  RingQueue<std::shared_ptr<int>> ring;
+  const auto owned = std::make_shared<int>(7);
+  for (int i = 0; i < 10; ++i) {
+    auto copy = owned;
+    ring.push_back(std::move(copy));
+    CHECK(copy == nullptr);
+  }
+  CHECK(owned.use_count() == 11);
+  ring.pop_front();
+  const std::size_t room = ring.capacity();
+  ring.clear();
+  CHECK(ring.empty());
+  CHECK(ring.capacity() == room);
+  // The one taken off still sits in its slot; the nine cleared are released.
+  CHECK(owned.use_count() == 2);
+  ring.push_back(std::make_shared<int>(8));
+  CHECK(*ring.front() == 8);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "memory_backend.hpp"
+#include "sim/core/discarding_backend.hpp"
 #include "sim/core/table.hpp"
 
 namespace lockstep {
@@ -46,6 +47,17 @@ TEST_CASE("rows reach the sink a chunk at a time, and all of them after a flush"
   CHECK(rows[n - 1].id == static_cast<std::int64_t>(n - 1));
   CHECK(rows[7].value == 3.5);
   CHECK(rows[7].label.view() == "abc");
+}
+
+// A backend that gives no sink (nobody reads the table) still has every row counted, past the
+// point where a buffered table would hand a full chunk to its sink.
+TEST_CASE("a table nobody reads counts its rows and drops them") {
+  DiscardingBackend backend;
+  Table<Row> table(backend, row_layout());
+  const std::size_t n = Table<Row>::kChunkRows + 3;
+  for (std::size_t i = 0; i < n; ++i) table.append(Row{0, 0.0, "x", 0});
+  table.flush();
+  CHECK(table.rows() == n);
 }
 
 TEST_CASE("fixed text keeps short strings whole and cuts long ones at its width") {
