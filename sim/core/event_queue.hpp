@@ -4,9 +4,13 @@
 // It is a timing wheel (Varghese and Lauck, SOSP 1987) with exact order inside each slot. A packet
 // fabric schedules almost every event less than a few microseconds ahead (a serialization time, a
 // propagation delay), so time is cut into slots of 1.024 ns and a ring of 4096 slots covers the
-// next 4.2 us. An event in that horizon is appended, unsorted, to its slot; the earliest occupied
-// slot is found with two bit scans and sorted when the clock reaches it. Events beyond the horizon
-// (timers, sampling) wait in a binary heap and join the ring when it comes within reach of them.
+// next 2.1 to 4.2 us (whole buckets of 2048 slots: the clock's and the next). An event in that
+// horizon is appended, unsorted, to its slot; the earliest occupied slot is found with two bit
+// scans and sorted when the clock reaches it. Events further ahead (a flow's end at flow level,
+// timers, sampling) wait in a second, coarser wheel of 4096 such buckets, 8.6 ms, unsorted, and
+// move to the ring's slots when it comes to reach their bucket; only those beyond that wait in a
+// binary heap. Measured on the 16 x 8 H100 nccl-tests sweep at flow level, whose events are mostly
+// microseconds apart: the heap's sifting was an eighth of the run.
 // An event within the horizon is thus written into its slot once and then copied twice, within
 // the cache, as its slot is sorted, where the radix heap this replaced moved each event 4-5 times.
 // And because the slot in hand is sorted, the events due next are known several ahead: their
@@ -39,6 +43,7 @@
 #include <vector>
 
 #include "sim/core/check.hpp"
+#include "sim/core/circular_bitset.hpp"
 #include "sim/core/time.hpp"
 
 namespace lockstep {
@@ -121,7 +126,7 @@ class EventQueue {
         (static_cast<std::uint64_t>(phase) << Event::kSequenceBits) | next_sequence_++;
     const std::uint64_t slot = slot_of(at);
     assert(slot >= current_slot_);
-    if (slot - current_slot_ - 1 < kSlots - 1) [[likely]] {
+    if (slot - current_slot_ - 1 < ring_end_slot_ - current_slot_ - 1) [[likely]] {
       // Field by field into the slot: an event built aside and copied in wide moves would wait for
       // the narrow stores that built it to drain, behind any store still missing the cache.
       Event& e = append_in_ring(slot);
@@ -169,7 +174,7 @@ class EventQueue {
     prefetch_next_slot_line();
     if (remaining >= kPrefetchAhead) {
       prefetch(following[kPrefetchAhead - 1]);
-    } else if (next_slot_ == kUnknownSlot && occupied_summary_ != 0) {
+    } else if (next_slot_ == kUnknownSlot && occupied_.any()) {
       // The slot in hand runs out within the window: fetch for the events last added to the next
       // occupied slot (its first chunk), which is not sorted yet.
       next_slot_ = next_occupied_slot();
@@ -195,10 +200,11 @@ class EventQueue {
  private:
   static constexpr int kSlotBits = 10;  // 1.024 ns
   static constexpr std::uint64_t kSlots = 4096;
-  static constexpr std::uint64_t kWordBits = 64;
   static_assert(std::has_single_bit(kSlots), "slot arithmetic wraps modulo 2^64");
-  static_assert(kSlots % kWordBits == 0 && kSlots <= kWordBits * kWordBits,
-                "one summary word covers the occupancy words");
+  // The far wheel's buckets: half the ring each, so that the ring always holds the bucket of the
+  // clock and the next one whole, and 4096 of them, 8.6 ms ahead.
+  static constexpr std::uint64_t kBucketSlots = kSlots / 2;
+  static constexpr std::uint64_t kBuckets = 4096;
   static constexpr std::size_t kCompactAfter = 4096;
   static constexpr std::uint64_t kSequenceEnd = std::uint64_t{1} << Event::kSequenceBits;
   static_assert(kSlotBits + Event::kOrderBits <= 64, "an event's place in its slot is one word");
@@ -224,6 +230,12 @@ class EventQueue {
   [[gnu::noinline]] void place_outside_ring(std::uint64_t slot, const Event& e) {
     if (slot == current_slot_) {
       insert_in_current(e);
+      return;
+    }
+    const std::uint64_t bucket = slot / kBucketSlots;
+    if (bucket - ring_end_slot_ / kBucketSlots < kBuckets) {
+      append_to(far_[bucket % kBuckets]) = e;
+      far_occupied_.set(bucket % kBuckets);
     } else {
       beyond_.push_back(e);
       std::push_heap(beyond_.begin(), beyond_.end(), LaterFirst{});
@@ -233,15 +245,18 @@ class EventQueue {
   // Room for one more event in ring slot `slot`, which is marked occupied.
   Event& append_in_ring(std::uint64_t slot) {
     const std::uint64_t index = slot % kSlots;
-    std::uint32_t chunk = ring_[index];
+    occupied_.set(index);
+    if (next_slot_ != kUnknownSlot && slot < next_slot_) next_slot_ = slot;
+    return append_to(ring_[index]);
+  }
+  // Room for one more event in the list of chunks that `head` starts (newest first).
+  Event& append_to(std::uint32_t& head) {
+    std::uint32_t chunk = head;
     if (chunk == kNone || links_[chunk].count == kChunkEvents) {
       const std::uint32_t fresh = allocate_chunk();
       links_[fresh].next = chunk;
-      ring_[index] = chunk = fresh;
+      head = chunk = fresh;
     }
-    occupied_words_[index / kWordBits] |= std::uint64_t{1} << (index % kWordBits);
-    occupied_summary_ |= std::uint64_t{1} << (index / kWordBits);
-    if (next_slot_ != kUnknownSlot && slot < next_slot_) next_slot_ = slot;
     return chunks_[chunk][links_[chunk].count++];
   }
 
@@ -357,7 +372,8 @@ class EventQueue {
     const std::uint64_t index = next_slot_ % kSlots;
     const std::uint32_t chunk = ring_[index];
     if (links_[chunk].count != 1 || links_[chunk].next != kNone) return false;
-    if (!beyond_.empty() && slot_of(beyond_.front().at) - next_slot_ < kSlots) return false;
+    // Into the next bucket, the ring reaches one bucket further: its events come in first.
+    if (next_slot_ >= ring_end_slot_ - kBucketSlots) return false;
     current_.clear();
     next_ = 0;
     current_slot_ = next_slot_;
@@ -373,16 +389,12 @@ class EventQueue {
   [[gnu::noinline]] bool advance_to_next_slot(std::uint64_t limit_slot) {
     current_.clear();
     next_ = 0;
+    if (!occupied_.any()) bring_far_within_reach(limit_slot);
     std::uint64_t next = std::numeric_limits<std::uint64_t>::max();
-    if (occupied_summary_ != 0) {
-      next = next_slot_ != kUnknownSlot ? next_slot_ : next_occupied_slot();
-    } else if (!beyond_.empty()) {
-      next = slot_of(beyond_.front().at);
-    }
+    if (occupied_.any()) next = next_slot_ != kUnknownSlot ? next_slot_ : next_occupied_slot();
     const bool found = next <= limit_slot;
-    current_slot_ = found ? next : std::max(current_slot_, limit_slot);
     next_slot_ = kUnknownSlot;
-    admit_from_beyond();
+    move_clock(found ? next : std::max(current_slot_, limit_slot));
     if (!found) return false;
     const std::uint64_t index = current_slot_ % kSlots;
     take_slot(index);
@@ -399,7 +411,7 @@ class EventQueue {
   // event, so that sorting them waits on none.
   void start_fetching_next_slot() {
     fetch_chunk_ = kNone;
-    if (occupied_summary_ == 0 || current_.size() < kFetchSlotAbove) return;
+    if (!occupied_.any() || current_.size() < kFetchSlotAbove) return;
     fetch_chunk_ = ring_[next_occupied_slot() % kSlots];
     fetch_line_ = 0;
   }
@@ -412,45 +424,72 @@ class EventQueue {
     }
   }
 
-  // Brings the events that the ring's horizon now covers out of the heap. Only advance() calls it,
-  // so one that falls in the clock's own slot is taken from the ring straight away.
-  void admit_from_beyond() {
-    while (!beyond_.empty() && slot_of(beyond_.front().at) - current_slot_ < kSlots) {
+  // Moves the clock's slot to `slot` (never back), and with it the ring's reach: the events of the
+  // buckets it now covers leave the heap and the far wheel for their slots, the heap's first. For
+  // each slot that keeps them in the order they were scheduled, as sort_keys needs: a bucket's
+  // events went to the heap until it came within the far wheel's horizon, and to the ring only
+  // once within the ring's. Only advance() calls it, so an event that falls in the clock's own slot
+  // is taken from the ring straight away.
+  void move_clock(std::uint64_t slot) {
+    current_slot_ = slot;
+    const std::uint64_t ring_end = (slot / kBucketSlots + 2) * kBucketSlots;
+    if (ring_end <= ring_end_slot_) return;
+    const std::uint64_t first_admitted = ring_end_slot_ / kBucketSlots;
+    ring_end_slot_ = ring_end;
+    while (!beyond_.empty() && slot_of(beyond_.front().at) < ring_end_slot_) {
       std::pop_heap(beyond_.begin(), beyond_.end(), LaterFirst{});
       append_in_ring(slot_of(beyond_.back().at)) = beyond_.back();
       beyond_.pop_back();
     }
+    while (far_occupied_.any()) {
+      const std::uint64_t bucket = first_far_bucket(first_admitted);
+      if (bucket >= ring_end_slot_ / kBucketSlots) break;
+      admit_far_bucket(bucket % kBuckets);
+    }
+  }
+  // Moves a far bucket's events to the ring's slots, oldest first. Each is copied out before the
+  // ring takes a chunk, which may grow the pool; a chunk goes back to it once read.
+  void admit_far_bucket(std::uint64_t index) {
+    slot_chunks_.clear();
+    for (std::uint32_t c = far_[index]; c != kNone; c = links_[c].next) slot_chunks_.push_back(c);
+    far_[index] = kNone;
+    far_occupied_.clear(index);
+    for (auto c = slot_chunks_.rbegin(); c != slot_chunks_.rend(); ++c) {
+      for (std::uint32_t i = 0; i < links_[*c].count; ++i) {
+        const Event e = chunks_[*c][i];
+        append_in_ring(slot_of(e.at)) = e;
+      }
+      free_chunk(*c);
+    }
+  }
+  // The ring holds no event: the clock moves ahead to where the ring reaches the first bucket that
+  // holds one, in the far wheel or the heap, or to `limit_slot` if that comes first.
+  void bring_far_within_reach(std::uint64_t limit_slot) {
+    std::uint64_t bucket = std::numeric_limits<std::uint64_t>::max();
+    if (far_occupied_.any()) bucket = first_far_bucket(ring_end_slot_ / kBucketSlots);
+    if (!beyond_.empty()) bucket = std::min(bucket, slot_of(beyond_.front().at) / kBucketSlots);
+    if (bucket == std::numeric_limits<std::uint64_t>::max()) return;
+    const std::uint64_t reaching = std::min((bucket - 1) * kBucketSlots, limit_slot);
+    if (reaching > current_slot_) move_clock(reaching);
+  }
+  // The first bucket of the far wheel that holds events, from bucket `from` on; some bucket must.
+  [[nodiscard]] std::uint64_t first_far_bucket(std::uint64_t from) const {
+    const std::uint64_t index = far_occupied_.first_from(from % kBuckets);
+    return from + ((index - from) % kBuckets);
   }
 
-  static std::array<std::uint32_t, kSlots> make_empty_ring() {
-    std::array<std::uint32_t, kSlots> ring{};
-    ring.fill(kNone);
-    return ring;
+  template <std::size_t N>
+  static std::array<std::uint32_t, N> make_empty_wheel() {
+    std::array<std::uint32_t, N> wheel{};
+    wheel.fill(kNone);
+    return wheel;
   }
 
-  void vacate(std::uint64_t index) {
-    std::uint64_t& word = occupied_words_[index / kWordBits];
-    word &= ~(std::uint64_t{1} << (index % kWordBits));
-    if (word == 0) occupied_summary_ &= ~(std::uint64_t{1} << (index / kWordBits));
-  }
+  void vacate(std::uint64_t index) { occupied_.clear(index); }
 
   // The first occupied slot after the current one, going round the ring once.
   [[nodiscard]] std::uint64_t next_occupied_slot() const {
-    const std::uint64_t from = (current_slot_ + 1) % kSlots;
-    const std::uint64_t word = from / kWordBits;
-    std::uint64_t index = 0;
-    if (const std::uint64_t here =
-            occupied_words_[word] & (~std::uint64_t{0} << (from % kWordBits));
-        here != 0) {
-      index = word * kWordBits + static_cast<std::uint64_t>(std::countr_zero(here));
-    } else {
-      // (The last word has none after it, and a shift by 64 would be undefined.)
-      const std::uint64_t later_words =
-          word + 1 == kWordBits ? 0 : occupied_summary_ & (~std::uint64_t{0} << (word + 1));
-      const std::uint64_t words = later_words != 0 ? later_words : occupied_summary_;
-      const auto w = static_cast<std::uint64_t>(std::countr_zero(words));
-      index = w * kWordBits + static_cast<std::uint64_t>(std::countr_zero(occupied_words_[w]));
-    }
+    const std::uint64_t index = occupied_.first_from((current_slot_ + 1) % kSlots);
     return current_slot_ + ((index - current_slot_) % kSlots);
   }
 
@@ -459,7 +498,8 @@ class EventQueue {
   std::vector<Event> current_;
   std::size_t next_ = 0;
   std::vector<Event> late_;  // min-heap
-  // take_slot's scratch: a slot's chunks, its events in order, and sort_keys' second buffer.
+  // take_slot's scratch: a slot's chunks (admit_far_bucket's: a bucket's), its events in order, and
+  // sort_keys' second buffer.
   std::vector<std::uint32_t> slot_chunks_;
   std::vector<PlaceInSlot> keys_;
   std::vector<PlaceInSlot> sorted_keys_;
@@ -494,10 +534,19 @@ class EventQueue {
   std::uint32_t fetch_chunk_ = kNone;  // the next line of the next slot to fetch
   std::uint32_t fetch_line_ = 0;
   std::uint32_t free_ = kNone;
-  std::array<std::uint32_t, kSlots> ring_ = make_empty_ring();
-  std::array<std::uint64_t, kSlots / kWordBits> occupied_words_{};
-  std::uint64_t occupied_summary_ = 0;  // bit w set when occupied_words_[w] != 0
-  std::vector<Event> beyond_;           // min-heap of events past the ring's horizon
+  std::array<std::uint32_t, kSlots> ring_ = make_empty_wheel<kSlots>();
+  CircularBitset<kSlots> occupied_;
+  // The ring holds the events of the slots before this one (and after the clock's), whole buckets
+  // of the far wheel: the clock's and the next.
+  std::uint64_t ring_end_slot_ = 2 * kBucketSlots;
+  // The far wheel: bucket b of the kBuckets after the ring's reach holds its events at
+  // b % kBuckets, a list of chunks from the ring's pool, unsorted, in the order they were
+  // scheduled; they move to the ring's slots as the ring comes to reach the bucket. An event
+  // scheduled microseconds to milliseconds ahead (a flow's end at flow level, a timer) is thus
+  // copied twice, where a heap would sift it through its depth twice.
+  std::array<std::uint32_t, kBuckets> far_ = make_empty_wheel<kBuckets>();
+  CircularBitset<kBuckets> far_occupied_;
+  std::vector<Event> beyond_;  // min-heap of events past the far wheel's horizon
   std::size_t size_ = 0;
   struct Look {
     EventFn fn = nullptr;

@@ -186,8 +186,9 @@ TEST_CASE("pops come out in (time, phase, insertion) order for random interleavi
 }
 
 // Replays random pushes and limited pops against a sorted reference. Delays span the slot in hand
-// (picoseconds), the ring (nanoseconds to microseconds), the edge of its horizon (4.19 us) and
-// beyond it (up to 50 us), and the limits fall anywhere, so every path between them is taken many
+// (picoseconds), the ring (nanoseconds to microseconds), the edge of its reach (2.1-4.2 us), the
+// far wheel (up to 50 us, and the edge of its horizon at 8.59 ms) and the heap beyond it (up to 20
+// ms), and the limits fall anywhere, a few far ahead, so every path between them is taken many
 // times.
 TEST_CASE("pops match a sorted reference across the slot, the ring and beyond, with limits") {
   EventQueue queue;
@@ -200,11 +201,18 @@ TEST_CASE("pops match a sorted reference across the slot, the ring and beyond, w
     std::int64_t from;
     std::uint64_t spread;
   };
-  const Delays delays[] = {
-      {0, 100}, {0, 5'000}, {0, 2'000'000}, {4'180'000, 20'000}, {0, 50'000'000}};
+  const Delays delays[] = {{0, 100},
+                           {0, 5'000},
+                           {0, 2'000'000},
+                           {2'000'000, 2'200'000},
+                           {4'180'000, 20'000},
+                           {0, 50'000'000},
+                           {8'585'000'000, 10'000'000},
+                           {0, 20'000'000'000}};
+  constexpr std::size_t kDelays = std::size(delays);
   for (int round = 0; round < 200'000; ++round) {
     if (rng.below(2) == 0) {
-      const Delays& d = delays[rng.below(5)];
+      const Delays& d = delays[rng.below(kDelays)];
       const std::int64_t at = now + d.from + static_cast<std::int64_t>(rng.below(d.spread));
       const auto phase = static_cast<Phase>(rng.below(3) * 100);
       queue.push(Time::from_ps(at), phase, nullptr, nullptr, inserted);
@@ -213,7 +221,8 @@ TEST_CASE("pops match a sorted reference across the slot, the ring and beyond, w
       continue;
     }
     if (queue.empty()) continue;
-    const std::int64_t limit = now + static_cast<std::int64_t>(rng.below(3'000'000));
+    const std::int64_t limit =
+        now + static_cast<std::int64_t>(rng.below(rng.below(100) == 0 ? 5'000'000'000 : 3'000'000));
     const auto earliest = pending.begin();
     Event e{};
     const bool popped = queue.pop_not_after(Time::from_ps(limit), e);
@@ -310,6 +319,34 @@ TEST_CASE("a crowded slot of events from beyond the horizon and later pushes run
   queue.push(Time::from_ps(7'000'000), Phase::kNormal, nullptr, nullptr, inserted++);
   CHECK(queue.pop().at == Time::from_ps(7'000'000));  // brings the slot within the horizon
   for (int i = 0; i < 150; ++i) push_into_slot();
+  std::sort(expected.begin(), expected.end());
+  CHECK(pop_all(queue) == expected);
+}
+
+// A slot 20 ms ahead gets events while it lies past the far wheel's 8.6 ms horizon (the heap),
+// then within it (the far wheel's bucket), then within the ring's reach: ties in it still run by
+// phase, then in the order they were scheduled.
+TEST_CASE("a crowded slot scheduled from the heap, the far wheel and the ring runs in order") {
+  EventQueue queue;
+  RandomStream rng(9);
+  std::vector<TimePhaseArg> expected;  // the argument is the order of insertion
+  std::uint64_t inserted = 0;
+  constexpr std::int64_t kSlotStart = 20'000'000 * std::int64_t{1'024};  // 20.48 ms
+  const auto push_into_slot = [&] {
+    const std::int64_t at = kSlotStart + static_cast<std::int64_t>(rng.below(4)) * 300;
+    const Phase phase = rng.below(2) == 0 ? Phase::kAhead : Phase::kNormal;
+    queue.push(Time::from_ps(at), phase, nullptr, nullptr, inserted);
+    expected.emplace_back(at, static_cast<int>(phase), inserted++);
+  };
+  const auto step_to = [&](std::int64_t at) {
+    queue.push(Time::from_ps(at), Phase::kNormal, nullptr, nullptr, inserted++);
+    CHECK(queue.pop().at == Time::from_ps(at));
+  };
+  for (int i = 0; i < 100; ++i) push_into_slot();
+  step_to(15'000'000'000);  // 5.5 ms before the slot: within the far wheel's horizon
+  for (int i = 0; i < 100; ++i) push_into_slot();
+  step_to(kSlotStart - 1'000'000);  // 1 us before it: within the ring's reach
+  for (int i = 0; i < 100; ++i) push_into_slot();
   std::sort(expected.begin(), expected.end());
   CHECK(pop_all(queue) == expected);
 }
