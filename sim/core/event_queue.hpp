@@ -6,29 +6,30 @@
 // propagation delay), so time is cut into slots of 1.024 ns and a ring of 4096 slots covers the
 // next 2.1 to 4.2 us (whole buckets of 2048 slots: the clock's and the next). An event in that
 // horizon is appended, unsorted, to its slot; the earliest occupied slot is found with two bit
-// scans and sorted when the clock reaches it. Events further ahead (a flow's end at flow level,
-// timers, sampling) wait in a second, coarser wheel of 4096 such buckets, 8.6 ms, unsorted, and
-// move to the ring's slots when it comes to reach their bucket; only those beyond that wait in a
-// binary heap. On the 16 x 8 H100 nccl-tests sweep at flow level, whose events are mostly
-// microseconds apart, the heap's sifting was an eighth of the run: with the far wheel the sweep
-// runs in 0.87 of the time, the worked example's flow-level step in 0.82, packet runs level. An
-// event within the horizon is thus written into its slot once and then copied twice, within the
-// cache, as its slot is sorted, where the radix heap this replaced moved each event 4-5 times. And
-// because the slot in hand is sorted, the events due next are known several ahead: their targets
-// and arguments (mostly packets) are fetched from memory while the earlier ones run, which at a
-// thousand hosts, with tens of megabytes of packets in flight, is much of an event's cost. A few
-// kinds of event may also get a second look a few events before they run (look_ahead_for), once
-// their target and argument are in cache: a packet's arrival then fetches the state of the switch
-// port and buffer it will reach, which it could not name before the packet was read. Measured on
-// Perm-1024 and Perm-8192 (4000 B): 11-12% faster. Where that state is itself out of the cache
-// (thousands of hosts), a third look, nearer to the event, goes one step further, and the chunks of
-// the next slot are fetched while the slot in hand runs: Perm-8192 (1000 B) 1.5x faster in all
-// (with the looks at a port's departures and a NIC's wake-ups they serve). Measured on Perm-1024
-// (1000 B): 28% faster than the radix heap; in the hold model
-// (tests/bench/event_queue_bench) 1.2-1.6x faster at 10^3-10^4 pending and level with it at 10^6,
-// before slots were sorted by one-word keys, which took 10^6 pending from 8.5 to 11-12 M events/s.
-// Slots are chunks from a pool and vectors keep their capacity, so once warmed up, pushing and
-// popping allocate nothing.
+// scans and sorted when the clock reaches it. An event within the horizon is thus written into its
+// slot once and then copied twice, within the cache, as its slot is sorted, where the radix heap
+// this replaced moved each event 4-5 times. And because the slot in hand is sorted, the events due
+// next are known several ahead: their targets and arguments (mostly packets) are fetched from
+// memory while the earlier ones run, which at a thousand hosts, with tens of megabytes of packets
+// in flight, is much of an event's cost. A few kinds of event may also get a second look a few
+// events before they run (look_ahead_for), once their target and argument are in cache: a packet's
+// arrival then fetches the state of the switch port and buffer it will reach, which it could not
+// name before the packet was read. Measured on Perm-1024 and Perm-8192 (4000 B): 11-12% faster.
+// Where that state is itself out of the cache (thousands of hosts), a third look, nearer to the
+// event, goes one step further, and the chunks of the next slot are fetched while the slot in hand
+// runs: Perm-8192 (1000 B) 1.5x faster in all (with the looks at a port's departures and a NIC's
+// wake-ups they serve). Measured on Perm-1024 (1000 B): 28% faster than the radix heap; in the
+// hold model (tests/bench/event_queue_bench) 1.2-1.6x faster at 10^3-10^4 pending and level with
+// it at 10^6, before slots were sorted by one-word keys, which took 10^6 pending from 8.5 to 11-12
+// M events/s. Slots are chunks from a pool and vectors keep their capacity, so once warmed up,
+// pushing and popping allocate nothing.
+//
+// Events further ahead (a flow's end at flow level, timers, sampling) wait in a second, coarser
+// wheel of 4096 such buckets, 8.6 ms, unsorted, each a list of the pool's chunks, and move to the
+// ring's slots when it comes to reach their bucket; only those beyond that wait in a binary heap.
+// On the 16 x 8 H100 nccl-tests sweep at flow level, whose events are mostly microseconds apart,
+// the heap's sifting was an eighth of the run: with the far wheel the sweep runs in 0.87 of the
+// time and the worked example's flow-level step in 0.82, packet runs level.
 #pragma once
 
 #include <algorithm>
