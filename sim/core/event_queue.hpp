@@ -128,7 +128,7 @@ class EventQueue {
         (static_cast<std::uint64_t>(phase) << Event::kSequenceBits) | next_sequence_++;
     const std::uint64_t slot = slot_of(at);
     assert(slot >= current_slot_);
-    if (slot - current_slot_ - 1 < ring_end_slot_ - current_slot_ - 1) [[likely]] {
+    if (slot - current_slot_ - 1 < ring_end_slot() - current_slot_ - 1) [[likely]] {
       // Field by field into the slot: an event built aside and copied in wide moves would wait for
       // the narrow stores that built it to drain, behind any store still missing the cache.
       Event& e = append_in_ring(slot);
@@ -235,7 +235,7 @@ class EventQueue {
       return;
     }
     const std::uint64_t bucket = slot / kBucketSlots;
-    if (bucket - ring_end_slot_ / kBucketSlots < kBuckets) {
+    if (bucket - ring_end_slot() / kBucketSlots < kBuckets) {
       append_to(far_[bucket % kBuckets]) = e;
       far_occupied_.set(bucket % kBuckets);
     } else {
@@ -375,7 +375,7 @@ class EventQueue {
     const std::uint32_t chunk = ring_[index];
     if (links_[chunk].count != 1 || links_[chunk].next != kNone) return false;
     // Into the next bucket, the ring reaches one bucket further: its events come in first.
-    if (next_slot_ >= ring_end_slot_ - kBucketSlots) return false;
+    if (next_slot_ >= ring_end_slot() - kBucketSlots) return false;
     current_.clear();
     next_ = 0;
     current_slot_ = next_slot_;
@@ -433,19 +433,18 @@ class EventQueue {
   // once within the ring's. Only advance() calls it, so an event that falls in the clock's own slot
   // is taken from the ring straight away.
   void move_clock(std::uint64_t slot) {
+    const std::uint64_t first_admitted = ring_end_slot() / kBucketSlots;
     current_slot_ = slot;
-    const std::uint64_t ring_end = (slot / kBucketSlots + 2) * kBucketSlots;
-    if (ring_end <= ring_end_slot_) return;
-    const std::uint64_t first_admitted = ring_end_slot_ / kBucketSlots;
-    ring_end_slot_ = ring_end;
-    while (!beyond_.empty() && slot_of(beyond_.front().at) < ring_end_slot_) {
+    const std::uint64_t ring_end = ring_end_slot();
+    if (ring_end / kBucketSlots == first_admitted) return;
+    while (!beyond_.empty() && slot_of(beyond_.front().at) < ring_end) {
       std::pop_heap(beyond_.begin(), beyond_.end(), LaterFirst{});
       append_in_ring(slot_of(beyond_.back().at)) = beyond_.back();
       beyond_.pop_back();
     }
     while (far_occupied_.any()) {
       const std::uint64_t bucket = first_far_bucket(first_admitted);
-      if (bucket >= ring_end_slot_ / kBucketSlots) break;
+      if (bucket >= ring_end / kBucketSlots) break;
       admit_far_bucket(bucket % kBuckets);
     }
   }
@@ -468,7 +467,7 @@ class EventQueue {
   // holds one, in the far wheel or the heap, or to `limit_slot` if that comes first.
   void bring_far_within_reach(std::uint64_t limit_slot) {
     std::uint64_t bucket = std::numeric_limits<std::uint64_t>::max();
-    if (far_occupied_.any()) bucket = first_far_bucket(ring_end_slot_ / kBucketSlots);
+    if (far_occupied_.any()) bucket = first_far_bucket(ring_end_slot() / kBucketSlots);
     if (!beyond_.empty()) bucket = std::min(bucket, slot_of(beyond_.front().at) / kBucketSlots);
     if (bucket == std::numeric_limits<std::uint64_t>::max()) return;
     const std::uint64_t reaching = std::min((bucket - 1) * kBucketSlots, limit_slot);
@@ -488,6 +487,12 @@ class EventQueue {
   }
 
   void vacate(std::uint64_t index) { occupied_.clear(index); }
+
+  // The ring holds the events of the slots before this one (and after the clock's), whole buckets
+  // of the far wheel: the clock's and the next.
+  [[nodiscard]] std::uint64_t ring_end_slot() const {
+    return (current_slot_ / kBucketSlots + 2) * kBucketSlots;
+  }
 
   // The first occupied slot after the current one, going round the ring once.
   [[nodiscard]] std::uint64_t next_occupied_slot() const {
@@ -538,9 +543,6 @@ class EventQueue {
   std::uint32_t free_ = kNone;
   std::array<std::uint32_t, kSlots> ring_ = make_empty_wheel<kSlots>();
   CircularBitset<kSlots> occupied_;
-  // The ring holds the events of the slots before this one (and after the clock's), whole buckets
-  // of the far wheel: the clock's and the next.
-  std::uint64_t ring_end_slot_ = 2 * kBucketSlots;
   // The far wheel: bucket b of the kBuckets after the ring's reach holds its events at
   // b % kBuckets, a list of chunks from the ring's pool, unsorted, in the order they were
   // scheduled; they move to the ring's slots as the ring comes to reach the bucket. An event
