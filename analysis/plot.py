@@ -1,17 +1,18 @@
 #!/usr/bin/python3
-"""Draw a figure of a lockstep run as PNG and SVG.
+"""Draw a figure of a lockstep run as PNG, SVG or PDF.
 
-    lockstep plot KIND RUN.h5 [options] [-o PREFIX]
+    lockstep plot KIND RUN.h5 [options] [-o FILE]
 
 Kinds: heatmap (each rank's work per step against its stage's: stragglers), gantt (one step's ops
 on a few ranks), pfc (PFC pauses per port over time), queues (queue depth and utilization of the
 busiest ports), busbw (nccl-tests bus bandwidth against size), fct (CDF of flow completion times).
 busbw and fct take several runs and draw them on one figure.
 
-Output: -o PREFIX writes PREFIX.png and PREFIX.svg; -o DIR/ (or an existing directory) writes
+Output: -o FILE.png, FILE.svg or FILE.pdf writes exactly that file, in the format its suffix names;
+-o FILE without a suffix writes FILE.png and FILE.svg; -o DIR/ (or an existing directory) writes
 DIR/RUN-KIND.png and .svg; without -o, RUN-KIND.png and .svg in the working directory (RUN: the
 first run file's name without .h5). Exit codes: 0 written, 2 bad input (a run without what the
-figure needs, a bad option), 1 the figure could not be written.
+figure needs, a bad option, a suffix that names no format), 1 the figure could not be written.
 Debian's /usr/bin/python3 is named on purpose: it is the interpreter that has h5py, pandas and
 matplotlib here. `lockstep plot ...` runs this file with analysis/ on PYTHONPATH.
 """
@@ -29,6 +30,7 @@ import h5py
 
 from lockstep_analysis.plots import PlotInputError, busbw, fct, gantt, heatmap, pfc, queues, save
 from lockstep_analysis.plots.fct import GROUPINGS
+from lockstep_analysis.plots.figure import output_paths
 from lockstep_analysis.plots.heatmap import MAX_ROWS, METRICS
 from lockstep_analysis.plots.pfc import MAX_PORTS
 from lockstep_analysis.plots.rank_ranges import parse_ranks
@@ -76,9 +78,10 @@ def parser():
             sub.add_argument("--labels", type=labels_argument,
                              help="legend labels, one per run, comma-separated (default: the "
                                   "file names)")
-        sub.add_argument("-o", "--output", metavar="PREFIX",
-                         help="write PREFIX.png and PREFIX.svg, or into a directory given as DIR/ "
-                              "(default: RUN-KIND in the working directory)")
+        sub.add_argument("-o", "--output", metavar="FILE",
+                         help="write FILE in the format its suffix names (.png, .svg, .pdf), "
+                              "FILE.png and FILE.svg without a suffix, or into a directory given "
+                              "as DIR/ (default: RUN-KIND.png and .svg in the working directory)")
         return sub
 
     sub = kind("heatmap", "each rank's own work at every step over its pipeline stage's (job "
@@ -147,7 +150,7 @@ def draw(args):
     return fct(args.runs, by=args.by, labels=args.labels)
 
 
-def output_prefix(args):
+def output_path(args):
     default_name = f"{Path(args.runs[0]).name.removesuffix('.h5')}-{args.kind}"
     if args.output is None:
         return Path(default_name)
@@ -159,6 +162,12 @@ def output_prefix(args):
 
 def main(argv):
     args = parser().parse_args(argv)
+    try:
+        output = output_path(args)
+        output_paths(output)
+    except ValueError as error:
+        print(f"{PROG}: -o {args.output}: {error}", file=sys.stderr)
+        return 2
     for run in args.runs:
         if not Path(run).is_file() or not h5py.is_hdf5(run):
             print(f"{PROG}: '{run}' is not a run file (the HDF5 file `lockstep run` writes)",
@@ -171,7 +180,7 @@ def main(argv):
         print(f"{PROG}: {error.args[0] if isinstance(error, KeyError) else error}", file=sys.stderr)
         return 2
     try:
-        written = save(figure, output_prefix(args))
+        written = save(figure, output)
     except OSError as error:
         print(f"{PROG}: cannot write the figure: {error}", file=sys.stderr)
         return 1

@@ -188,6 +188,48 @@ class EachKind(PlotTestCase):
             self.assertEqual(a.read_bytes(), b.read_bytes(), f"{a.name} differs between renders")
 
 
+class OutputPaths(PlotTestCase):
+    """-o names the file a user expects: its suffix names the format; only a path without one gets
+    both PNG and SVG."""
+
+    def written(self, output):
+        out = self.dir / f"out-{output}"
+        out.mkdir()
+        result = plot("heatmap", self.job, "-o", out / output)
+        return result, sorted(p.name for p in out.iterdir())
+
+    def test_a_suffix_writes_exactly_that_file_in_its_format(self):
+        magic = {"x.png": b"\x89PNG", "x.svg": b"<?xml", "x.pdf": b"%PDF"}
+        for name, start in magic.items():
+            with self.subTest(name=name):
+                result, files = self.written(name)
+                self.assertEqual(result.returncode, 0, result.stderr)
+                self.assertEqual(files, [name])
+                written = self.dir / f"out-{name}" / name
+                self.assertEqual(written.read_bytes()[:len(start)], start)
+                self.assertEqual(result.stdout.strip(), f"lockstep plot: wrote {written.resolve()}")
+
+    def test_no_suffix_writes_png_and_svg(self):
+        result, files = self.written("x")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(files, ["x.png", "x.svg"])
+
+    def test_a_suffix_that_names_no_format_is_refused_and_writes_nothing(self):
+        for name in ("x.jpg", "x.txt"):
+            with self.subTest(name=name):
+                result, files = self.written(name)
+                self.assertEqual(result.returncode, 2, result.stdout + result.stderr)
+                self.assertIn(f"'{name}' ends in '{name[1:]}'", result.stderr)
+                self.assertIn(".png, .svg, .pdf", result.stderr)
+                self.assertEqual(files, [])
+
+    def test_the_same_run_gives_the_same_pdf(self):
+        from lockstep_analysis.plots import heatmap, save
+        first, = save(heatmap(self.job), self.dir / "first.pdf")
+        second, = save(heatmap(self.job), self.dir / "second.pdf")
+        self.assertEqual(first.read_bytes(), second.read_bytes())
+
+
 class WrongInput(PlotTestCase):
     def assert_refused(self, result, *messages):
         self.assertEqual(result.returncode, 2, result.stdout + result.stderr)

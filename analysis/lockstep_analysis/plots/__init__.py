@@ -2,7 +2,8 @@
 command line (analysis/plot.py), notebooks call them directly and get them shown inline.
 
     from lockstep_analysis.plots import heatmap, save
-    save(heatmap("job.h5"), "job-heatmap")    # job-heatmap.png and job-heatmap.svg
+    save(heatmap("job.h5"), "job-heatmap")      # job-heatmap.png and job-heatmap.svg
+    save(heatmap("job.h5"), "job-heatmap.pdf")  # that file alone
 
     heatmap(path, metric)      job run: each rank's work per step over its stage's median
     gantt(path, step, ranks)   job run's recorded ops: one step's compute and communication streams

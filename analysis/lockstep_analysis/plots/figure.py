@@ -1,4 +1,4 @@
-"""One look for every figure, and writing it as PNG and SVG that are the same bytes every time.
+"""One look for every figure, and writing it as PNG, SVG or PDF that are the same bytes every time.
 
 Figures are built as `matplotlib.figure.Figure` objects, not through pyplot: no GUI backend is
 needed, nothing accumulates in pyplot's registry when a notebook draws dozens, and a notebook shows
@@ -6,6 +6,7 @@ a returned figure once (pyplot's inline backend would show it a second time).
 """
 
 import functools
+import os
 from pathlib import Path
 
 import matplotlib
@@ -43,16 +44,45 @@ def new_figure(width=10.0, height=6.0, rows=1, sharex=False):
     return figure, axes
 
 
-def save(figure, prefix):
-    """Write `figure` as PREFIX.png and PREFIX.svg; returns the two paths.
+# What each format's writer would otherwise stamp into the file (dates, versions), left out so that
+# the same run gives the same bytes.
+FORMATS = {
+    ".png": {"Software": None},
+    ".svg": {"Date": None, "Creator": None},
+    ".pdf": {"CreationDate": None, "Creator": None, "Producer": None},
+}
+# A path without a suffix names a figure for both the page (SVG) and a quick look (PNG).
+BOTH = (".png", ".svg")
 
-    No dates or software versions go in, so rendering the same run twice gives identical files.
+
+def output_paths(path: Path | str) -> list[Path]:
+    """The files `save(figure, path)` writes: `path` itself when its suffix names a format, PATH.png
+    and PATH.svg when it has none. Raises ValueError for a suffix that names no format."""
+    path = Path(path)
+    if path.suffix == "":
+        return [path.with_name(path.name + suffix) for suffix in BOTH]
+    if path.suffix.lower() not in FORMATS:
+        raise ValueError(f"'{path.name}' ends in '{path.suffix}', which names no format this "
+                         f"writes: use {', '.join(FORMATS)}, or no suffix for .png and .svg")
+    return [path]
+
+
+def save(figure: Figure, path: Path | str) -> list[Path]:
+    """Write `figure` to the files output_paths(path) names; returns them.
+
+    Each is written under a temporary name beside it and renamed once complete, so an interrupted
+    or failed write leaves no half-written figure. No dates or software versions go in, so
+    rendering the same run twice gives identical files.
     """
-    prefix = Path(prefix)
-    prefix.parent.mkdir(parents=True, exist_ok=True)
-    png = prefix.with_name(prefix.name + ".png")
-    svg = prefix.with_name(prefix.name + ".svg")
+    paths = output_paths(path)
+    paths[0].parent.mkdir(parents=True, exist_ok=True)
     with matplotlib.rc_context(STYLE):
-        figure.savefig(png, dpi=DPI, metadata={"Software": None})
-        figure.savefig(svg, metadata={"Date": None, "Creator": None})
-    return png, svg
+        for target in paths:
+            suffix = target.suffix.lower()
+            partial = target.with_name(f".{target.name}.partial{suffix}")
+            try:
+                figure.savefig(partial, dpi=DPI, format=suffix[1:], metadata=FORMATS[suffix])
+                os.replace(partial, target)
+            finally:
+                partial.unlink(missing_ok=True)
+    return paths
