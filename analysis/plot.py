@@ -28,9 +28,9 @@ matplotlib.use("Agg")
 
 import h5py
 
-from lockstep_analysis.plots import PlotInputError, busbw, fct, gantt, heatmap, pfc, queues, save
+from lockstep_analysis.plots import PlotInputError, busbw, fct, gantt, heatmap, pfc, queues
 from lockstep_analysis.plots.fct import GROUPINGS
-from lockstep_analysis.plots.figure import output_paths
+from lockstep_analysis.plots.figure import both, output_paths, write
 from lockstep_analysis.plots.heatmap import MAX_ROWS, METRICS
 from lockstep_analysis.plots.pfc import MAX_PORTS
 from lockstep_analysis.plots.rank_ranges import parse_ranks
@@ -150,21 +150,22 @@ def draw(args):
     return fct(args.runs, by=args.by, labels=args.labels)
 
 
-def output_path(args):
+def output_files(args):
+    """The files to write: those -o names, or RUN-KIND.png and .svg in the directory it names (the
+    working directory without -o). Raises ValueError for a suffix that names no format."""
     default_name = f"{Path(args.runs[0]).name.removesuffix('.h5')}-{args.kind}"
     if args.output is None:
-        return Path(default_name)
+        return both(default_name)
     output = Path(args.output)
     if args.output.endswith("/") or output.is_dir():
-        return output / default_name
-    return output
+        return both(output / default_name)
+    return output_paths(output)
 
 
 def main(argv):
     args = parser().parse_args(argv)
     try:
-        output = output_path(args)
-        output_paths(output)
+        written = output_files(args)
     except ValueError as error:
         print(f"{PROG}: -o {args.output}: {error}", file=sys.stderr)
         return 2
@@ -180,7 +181,7 @@ def main(argv):
         print(f"{PROG}: {error.args[0] if isinstance(error, KeyError) else error}", file=sys.stderr)
         return 2
     try:
-        written = save(figure, output)
+        write(figure, written)
     except OSError as error:
         print(f"{PROG}: cannot write the figure: {error}", file=sys.stderr)
         return 1

@@ -223,6 +223,16 @@ class OutputPaths(PlotTestCase):
                 self.assertIn(".png, .svg, .pdf", result.stderr)
                 self.assertEqual(files, [])
 
+    def test_a_default_name_with_dots_still_gets_png_and_svg(self):
+        out = self.dir / "dotted"
+        out.mkdir()
+        dotted = out / "job.v2.h5"
+        dotted.write_bytes(self.job.read_bytes())
+        result = plot("heatmap", dotted, "-o", f"{out}/")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(sorted(p.name for p in out.iterdir()),
+                         ["job.v2-heatmap.png", "job.v2-heatmap.svg", "job.v2.h5"])
+
     def test_the_same_run_gives_the_same_pdf(self):
         from lockstep_analysis.plots import heatmap, save
         first, = save(heatmap(self.job), self.dir / "first.pdf")

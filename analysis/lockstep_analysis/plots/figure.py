@@ -55,12 +55,18 @@ FORMATS = {
 BOTH = (".png", ".svg")
 
 
+def both(stem: Path | str) -> list[Path]:
+    """STEM.png and STEM.svg, whatever dots STEM holds (a default name made from a run's)."""
+    stem = Path(stem)
+    return [stem.with_name(stem.name + suffix) for suffix in BOTH]
+
+
 def output_paths(path: Path | str) -> list[Path]:
-    """The files `save(figure, path)` writes: `path` itself when its suffix names a format, PATH.png
-    and PATH.svg when it has none. Raises ValueError for a suffix that names no format."""
+    """The files a path given by a user names: itself when its suffix names a format, PATH.png and
+    PATH.svg when it has none. Raises ValueError for a suffix that names no format."""
     path = Path(path)
     if path.suffix == "":
-        return [path.with_name(path.name + suffix) for suffix in BOTH]
+        return both(path)
     if path.suffix.lower() not in FORMATS:
         raise ValueError(f"'{path.name}' ends in '{path.suffix}', which names no format this "
                          f"writes: use {', '.join(FORMATS)}, or no suffix for .png and .svg")
@@ -68,13 +74,19 @@ def output_paths(path: Path | str) -> list[Path]:
 
 
 def save(figure: Figure, path: Path | str) -> list[Path]:
-    """Write `figure` to the files output_paths(path) names; returns them.
+    """Write `figure` to the files output_paths(path) names; returns them."""
+    paths = output_paths(path)
+    write(figure, paths)
+    return paths
+
+
+def write(figure: Figure, paths: list[Path]) -> None:
+    """Write `figure` to each of `paths`, in the format its suffix names.
 
     Each is written under a temporary name beside it and renamed once complete, so an interrupted
     or failed write leaves no half-written figure. No dates or software versions go in, so
     rendering the same run twice gives identical files.
     """
-    paths = output_paths(path)
     paths[0].parent.mkdir(parents=True, exist_ok=True)
     with matplotlib.rc_context(STYLE):
         for target in paths:
@@ -85,4 +97,3 @@ def save(figure: Figure, path: Path | str) -> list[Path]:
                 os.replace(partial, target)
             finally:
                 partial.unlink(missing_ok=True)
-    return paths
